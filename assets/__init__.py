@@ -1,0 +1,1 @@
+"""The Dagster code location. ``definitions.py`` only wires; one module per asset group."""

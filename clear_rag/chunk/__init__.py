@@ -1,0 +1,1 @@
+"""Chunkers: a document in, span-exact chunks out."""

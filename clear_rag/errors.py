@@ -1,0 +1,82 @@
+"""One small error hierarchy; the CLI turns it into a one-line message and an exit code.
+
+Every message names where the problem is (file, field, value) and says what to do about it.
+This module imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+_UNSET = object()
+
+
+class ClearRagError(Exception):
+    """Base of every error clear-rag raises on purpose.
+
+    ``what`` says what is wrong, ``fix`` what to do; ``path``, ``field`` and ``value`` say where.
+    """
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        fix: str,
+        path: str | None = None,
+        field: str | None = None,
+        value: object = _UNSET,
+    ) -> None:
+        self.what = what
+        self.fix = fix
+        self.path = path
+        self.field = field
+        self.value = None if value is _UNSET else value
+        where = []
+        if path is not None:
+            where.append(path)
+        if field is not None:
+            where.append(field if value is _UNSET else f"{field}={value!r}")
+        elif value is not _UNSET:
+            where.append(repr(value))
+        prefix = ": ".join(where)
+        super().__init__(f"{prefix}: {what}. {fix}" if prefix else f"{what}. {fix}")
+
+
+class InputError(ClearRagError):
+    """A file that cannot be ingested; the other files of the same run still are."""
+
+    exit_code = 2
+
+
+class UnreadableFileError(InputError):
+    """The path does not exist or cannot be opened."""
+
+
+class EmptyFileError(InputError):
+    """The file has no bytes, or no text once parsed."""
+
+
+class BinaryFileError(InputError):
+    """The file's bytes are not text although its name says they are."""
+
+
+class UnsupportedFileError(InputError):
+    """No parser is registered for this file type or backend."""
+
+
+class ConfigError(ClearRagError):
+    """A setting with an unknown key, a wrong type or a value out of range."""
+
+    exit_code = 2
+
+
+class StoreError(ClearRagError):
+    """The store cannot be opened or written as it is (wrong schema version, other settings)."""
+
+    exit_code = 3
+
+
+class ModelError(ClearRagError):
+    """A model, or the package that ships it, is missing or failed."""
+
+    exit_code = 4

@@ -1,0 +1,229 @@
+"""Exact vector search over an L2-normalised float32 matrix.
+
+One matrix-vector product scores every vector, ``np.argpartition`` finds the top k without
+sorting the rest, and only the winners are sorted, by score and then by id so that two runs give
+the same list. Exact search over a few hundred thousand chunks takes milliseconds; an approximate
+index is worth its recall loss only as a measured experiment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from clear_rag.errors import StoreError
+
+VECTORS_FILE = "vectors.npy"
+IDS_FILE = "ids.json"
+
+FloatArray = npt.NDArray[np.float32]
+
+
+def l2_normalise(vectors: npt.NDArray[np.floating[Any]]) -> FloatArray:
+    """``v / ||v||_2`` row by row, in float64 and then stored as float32; zero rows stay zero."""
+    rows = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    out = np.zeros_like(rows)
+    np.divide(rows, norms, out=out, where=norms > 0)
+    return out.astype(np.float32)
+
+
+def top_k(scores: npt.NDArray[np.float32], ids: Sequence[str], k: int) -> list[tuple[str, float]]:
+    """The ``k`` best ``(id, score)`` pairs, by score descending and then id ascending.
+
+    ``argpartition`` alone would cut a tie at the k-th place arbitrarily, so the winners are all
+    scores at least as high as the k-th best; the id order among the tied ones then decides
+    exactly which make the cut.
+    """
+    n = scores.shape[0]
+    if n == 0:
+        return []
+    if k < n:
+        kth_best = scores[np.argpartition(-scores, k - 1)[:k]].min()
+        winners = np.flatnonzero(scores >= kth_best)
+    else:
+        winners = np.arange(n)
+    pairs = [(ids[i], score) for i, score in zip(winners.tolist(), scores[winners].tolist(), strict=True)]
+    pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+    return pairs[:k]
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k={k!r} is invalid; ask for a positive number of results")
+
+
+class VectorIndex:
+    """Vectors keyed by string ids, searched exactly by cosine similarity.
+
+    Vectors are normalised on the way in, so a dot product is the cosine. ``add`` and ``remove``
+    change the index in place without touching other vectors; re-adding an id replaces its vector.
+    """
+
+    def __init__(self, dim: int) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"VectorIndex dim={dim!r} is invalid; use the embedder's dimension")
+        self.dim = dim
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        # Rows [0, size) of the buffer are live. The buffer grows by doubling, so adding one
+        # document at a time costs amortised O(rows added), not a copy of the whole matrix each time.
+        self._buffer: FloatArray = np.zeros((0, dim), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._row
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._ids)
+
+    @property
+    def matrix(self) -> FloatArray:
+        """The live rows, in the order of ``ids``; read-only."""
+        view = self._buffer[: len(self._ids)]
+        view.flags.writeable = False
+        return view
+
+    def add(self, ids: Sequence[str], vectors: npt.ArrayLike) -> None:
+        """Add or replace the vectors of ``ids``; rejects zero and non-finite vectors by id."""
+        ids = list(ids)
+        rows = np.asarray(vectors, dtype=np.float64)
+        if not ids and rows.size == 0:
+            return
+        if rows.ndim != 2 or rows.shape != (len(ids), self.dim):
+            raise ValueError(
+                f"vectors of shape {rows.shape} do not fit {len(ids)} ids; expected ({len(ids)}, {self.dim})"
+            )
+        if len(set(ids)) != len(ids):
+            repeated = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"ids {repeated} appear more than once in one add(); pass each id once")
+        for chunk_id, row in zip(ids, rows, strict=True):
+            if not np.isfinite(row).all():
+                raise ValueError(f"vector for id {chunk_id!r} has NaN or infinite values; re-embed it")
+            if not row.any():
+                raise ValueError(
+                    f"vector for id {chunk_id!r} is all zeros and has no direction; "
+                    "skip texts without content before embedding"
+                )
+        normalised = l2_normalise(rows)
+        fresh = [i for i in ids if i not in self._row]
+        self._reserve(len(self._ids) + len(fresh))
+        for chunk_id in fresh:
+            self._row[chunk_id] = len(self._ids)
+            self._ids.append(chunk_id)
+        self._buffer[[self._row[i] for i in ids]] = normalised
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Remove the vectors of ``ids``; ids not in the index are ignored. Returns how many went."""
+        gone = {i for i in ids if i in self._row}
+        if not gone:
+            return 0
+        keep = [row for row, chunk_id in enumerate(self._ids) if chunk_id not in gone]
+        self._reserve(len(self._ids))
+        # Fancy indexing copies first, so compacting the buffer onto itself is safe.
+        self._buffer[: len(keep)] = self._buffer[keep]
+        self._ids = [self._ids[row] for row in keep]
+        self._row = {chunk_id: row for row, chunk_id in enumerate(self._ids)}
+        return len(gone)
+
+    def search(self, query_vec: npt.ArrayLike, k: int) -> list[tuple[str, float]]:
+        """The ``k`` ids most similar to ``query_vec`` with their cosines, best first.
+
+        An empty index, or a zero query (a text with no words), gives ``[]``: a vector with no
+        direction is similar to nothing, and ranking everything at 0.0 would only list ids.
+        """
+        _check_k(k)
+        query = self._query_rows(query_vec, ndim=1)
+        if not self._ids or not query.any():
+            return []
+        scores = self.matrix @ l2_normalise(query)
+        return top_k(scores, self._ids, k)
+
+    def search_many(self, query_vecs: npt.ArrayLike, k: int) -> list[list[tuple[str, float]]]:
+        """``search`` for each row of ``query_vecs``, scored with one matrix-matrix product."""
+        _check_k(k)
+        queries = self._query_rows(query_vecs, ndim=2)
+        if not self._ids:
+            return [[] for _ in range(queries.shape[0])]
+        scores = l2_normalise(queries) @ self.matrix.T
+        return [
+            top_k(row, self._ids, k) if query.any() else []
+            for row, query in zip(scores, queries, strict=True)
+        ]
+
+    def save(self, directory: str | Path) -> None:
+        """Write ``vectors.npy`` and ``ids.json`` into ``directory``, each replaced atomically."""
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        vectors_tmp = folder / (VECTORS_FILE + ".tmp")
+        ids_tmp = folder / (IDS_FILE + ".tmp")
+        with vectors_tmp.open("wb") as fh:
+            np.save(fh, np.ascontiguousarray(self.matrix))
+        ids_tmp.write_text(json.dumps(self._ids), encoding="utf-8")
+        os.replace(vectors_tmp, folder / VECTORS_FILE)
+        os.replace(ids_tmp, folder / IDS_FILE)
+
+    @classmethod
+    def load(cls, directory: str | Path, *, mmap: bool = True) -> VectorIndex:
+        """Open an index written by ``save``; with ``mmap`` the matrix is paged in as searched.
+
+        A memory-mapped matrix is read-only; the first ``add`` or ``remove`` copies it into memory.
+        """
+        folder = Path(directory)
+        vectors_path, ids_path = folder / VECTORS_FILE, folder / IDS_FILE
+        try:
+            ids = json.loads(ids_path.read_text(encoding="utf-8"))
+            matrix = np.load(vectors_path, mmap_mode="r" if mmap else None)
+        except (OSError, ValueError) as err:
+            raise StoreError(
+                f"the vector index cannot be read ({err})",
+                path=str(folder),
+                fix="Re-run ingest to rebuild the vector index",
+            ) from err
+        if (
+            not isinstance(ids, list)
+            or not all(isinstance(i, str) for i in ids)
+            or len(set(ids)) != len(ids)
+            or matrix.dtype != np.float32
+            or matrix.ndim != 2
+            or matrix.shape[0] != len(ids)
+            or matrix.shape[1] < 1
+        ):
+            raise StoreError(
+                f"{IDS_FILE} and {VECTORS_FILE} disagree (matrix {matrix.dtype} {matrix.shape}, "
+                f"{len(ids) if isinstance(ids, list) else 'no'} ids)",
+                path=str(folder),
+                fix="Re-run ingest to rebuild the vector index",
+            )
+        index = cls(int(matrix.shape[1]))
+        index._ids = list(ids)
+        index._row = {chunk_id: row for row, chunk_id in enumerate(ids)}
+        index._buffer = matrix
+        return index
+
+    def _reserve(self, rows: int) -> None:
+        """Make the buffer writable (a loaded memory map is not) and able to hold ``rows`` rows."""
+        capacity = self._buffer.shape[0]
+        if self._buffer.flags.writeable and capacity >= rows:
+            return
+        grown = np.zeros((max(rows, 2 * capacity, 16), self.dim), dtype=np.float32)
+        grown[: len(self._ids)] = self._buffer[: len(self._ids)]
+        self._buffer = grown
+
+    def _query_rows(self, query: npt.ArrayLike, *, ndim: int) -> npt.NDArray[np.float64]:
+        rows = np.asarray(query, dtype=np.float64)
+        if rows.ndim != ndim or rows.shape[-1] != self.dim:
+            expected = f"({self.dim},)" if ndim == 1 else f"(n, {self.dim})"
+            raise ValueError(f"query of shape {rows.shape} does not fit this index; expected {expected}")
+        if not np.isfinite(rows).all():
+            raise ValueError("query vector has NaN or infinite values; check the embedder's output")
+        return rows

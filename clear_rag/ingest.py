@@ -1,0 +1,209 @@
+"""Ingestion: files in, documents and chunks in the store, only where something changed.
+
+Each file's bytes are hashed first. An unchanged file (same hash, same parser version, same chunker
+settings) costs that hash and nothing else; a file whose chunker settings changed is re-chunked from
+the stored text without parsing; a changed file is parsed again and replaces its document's chunks in
+one transaction. A file that fails leaves what the store had for it untouched and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from clear_rag.chunk.base import Chunker
+from clear_rag.errors import ClearRagError, UnreadableFileError
+from clear_rag.parse.base import Parser
+from clear_rag.parse.registry import EXTENSIONS, file_type_of, get_parser
+from clear_rag.store.sqlite import Store
+from clear_rag.types import Document
+
+Action = Literal["added", "updated", "rechunked", "unchanged", "failed", "pruned"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """What happened to one file (or, for ``pruned``, one document whose file is gone)."""
+
+    path: str
+    action: Action
+    doc_id: str | None = None
+    chunks: int = 0
+    message: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    outcomes: tuple[FileOutcome, ...]
+    gone: tuple[str, ...] = field(default=())  # documents whose files are missing, kept (no --prune)
+
+    def count(self, action: Action) -> int:
+        return sum(1 for outcome in self.outcomes if outcome.action == action)
+
+    @property
+    def changed_doc_ids(self) -> tuple[str, ...]:
+        """Documents whose chunks changed: what an index must update."""
+        return tuple(
+            o.doc_id for o in self.outcomes if o.doc_id and o.action in ("added", "updated", "rechunked")
+        )
+
+    @property
+    def removed_doc_ids(self) -> tuple[str, ...]:
+        return tuple(o.doc_id for o in self.outcomes if o.doc_id and o.action == "pruned")
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileOutcome]]:
+    """The files to ingest under ``paths``, in sorted order, and outcomes for paths that fail.
+
+    Folders are walked recursively; hidden files and folders are skipped, and so are files of a
+    type no parser handles (a file named explicitly with such a type is reported instead).
+    """
+    found: list[Path] = []
+    problems: list[FileOutcome] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            for folder, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(names):
+                    if not name.startswith(".") and Path(name).suffix.lower() in EXTENSIONS:
+                        found.append(Path(folder) / name)
+        elif path.exists() or path.is_symlink():
+            found.append(path)
+        else:
+            problems.append(
+                FileOutcome(
+                    str(path),
+                    "failed",
+                    message=str(
+                        UnreadableFileError(
+                            "does not exist", path=str(path), fix="Check the path and try again"
+                        )
+                    ),
+                )
+            )
+    return sorted(set(found)), problems
+
+
+def document_id(path: Path, root: Path) -> str:
+    """A document's id: its path relative to the store's root, POSIX style (absolute if outside).
+
+    Ids depend on where a file sits in the project, not on the machine, so two fresh stores over the
+    same corpus (in two clones, say) give identical document and chunk ids.
+    """
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def chunker_key(chunker: Chunker) -> str:
+    return json.dumps(dict(chunker.settings()), sort_keys=True)
+
+
+def parser_key(parser: Parser) -> str:
+    return f"{parser.file_type}/{parser.backend}@{parser.version}"
+
+
+def ingest(
+    store: Store,
+    paths: Sequence[str | Path],
+    chunker: Chunker,
+    *,
+    prune: bool = False,
+    backends: dict[str, str] | None = None,
+    progress: Callable[[Iterable[Path]], Iterable[Path]] | None = None,
+) -> IngestReport:
+    """Bring the store up to date with the files under ``paths``.
+
+    ``backends`` picks a parser backend per file type (e.g. ``{"pdf": "layout"}``); ``progress``
+    wraps the file iteration (a progress bar); ``prune`` drops documents whose files under ``paths``
+    are gone, otherwise they are kept and listed in ``IngestReport.gone``.
+    """
+    files, outcomes = discover(paths)
+    chunking = chunker_key(chunker)
+    seen: set[str] = set()
+    for path in progress(files) if progress is not None else files:
+        doc_id = document_id(path, store.root)
+        seen.add(doc_id)
+        outcomes.append(_ingest_file(store, path, doc_id, chunker, chunking, backends or {}))
+    gone = _missing(store, paths, seen)
+    if prune:
+        for doc_id in gone:
+            store.delete(doc_id)
+            outcomes.append(FileOutcome(doc_id, "pruned", doc_id=doc_id))
+    return IngestReport(tuple(outcomes), () if prune else tuple(gone))
+
+
+def _ingest_file(
+    store: Store, path: Path, doc_id: str, chunker: Chunker, chunking: str, backends: dict[str, str]
+) -> FileOutcome:
+    shown = str(path)
+    try:
+        parser = get_parser(file_type_of(path), backends.get(file_type_of(path)))
+        data = _read(path)
+        content_hash = hashlib.sha256(data).hexdigest()
+        known = store.record(doc_id)
+        if known is not None and (known.content_hash, known.parser) == (content_hash, parser_key(parser)):
+            if known.chunker == chunking:
+                return FileOutcome(shown, "unchanged", doc_id=doc_id)
+            chunks = chunker.chunk(store.document(doc_id))
+            store.replace_chunks(doc_id, chunks, chunker=chunking)
+            return FileOutcome(shown, "rechunked", doc_id=doc_id, chunks=len(chunks))
+        parsed = parser.parse(data, source=shown)
+        doc = Document(
+            doc_id, str(path.resolve()), content_hash, parsed.text, parsed.blocks, parsed.media_type
+        )
+        chunks = chunker.chunk(doc)
+        store.put(doc, chunks, parser=parser_key(parser), chunker=chunking, size_bytes=len(data))
+    except ClearRagError as err:
+        return _failed(store, shown, doc_id, str(err))
+    except Exception as err:  # a parser bug on one file must not cost the other files their ingest
+        kind = type(err).__name__
+        what = f"{shown}: parsing failed unexpectedly ({kind}: {err}). Please report it with the file"
+        return _failed(store, shown, doc_id, what)
+    action: Action = "added" if known is None else "updated"
+    return FileOutcome(shown, action, doc_id=doc_id, chunks=len(chunks), warnings=parsed.warnings)
+
+
+def _failed(store: Store, shown: str, doc_id: str, message: str) -> FileOutcome:
+    kept = store.record(doc_id) is not None
+    note = " The version ingested before is kept." if kept else ""
+    return FileOutcome(shown, "failed", doc_id=doc_id, message=f"{message}{note}")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        fix = (
+            "It is a broken link: point it at a file or remove it"
+            if path.is_symlink() and not path.exists()
+            else "Check that it exists and that you may read it"
+        )
+        raise UnreadableFileError(f"cannot be read ({reason})", path=str(path), fix=fix) from err
+
+
+def _within(doc_id: str, scope: str) -> bool:
+    if scope == ".":
+        return not doc_id.startswith("/")
+    return doc_id == scope or doc_id.startswith(scope.rstrip("/") + "/")
+
+
+def _missing(store: Store, paths: Sequence[str | Path], seen: set[str]) -> list[str]:
+    """Stored documents under ``paths`` whose files no longer exist."""
+    scopes = [document_id(Path(p), store.root) for p in paths]
+    gone = []
+    for record in store.records():
+        inside = any(_within(record.id, scope) for scope in scopes)
+        if inside and record.id not in seen and not Path(record.source).exists():
+            gone.append(record.id)
+    return gone

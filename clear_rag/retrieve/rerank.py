@@ -1,0 +1,83 @@
+"""Reranking the shortlist with a cross-encoder, which reads query and passage together.
+
+A cross-encoder is far more accurate than the first stages and far slower, so it sees only the
+first ``shortlist`` candidates. Candidates beyond the shortlist are dropped, not appended below the
+reranked ones: their fusion scores are on another scale than logits and cannot be interleaved
+honestly. The trace keeps the stage before, so nothing dropped here is lost to the reader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from clear_rag.errors import ModelError
+from clear_rag.providers.base import Reranker, describe
+from clear_rag.retrieve.stages import rank_order
+from clear_rag.types import Candidate, Contribution
+
+
+def sigmoid(logit: float) -> float:
+    """``1 / (1 + e^-x)``: a logit shown as a score in (0, 1), for display only.
+
+    Written in the two halves ``1 / (1 + e^-x)`` for x >= 0 and ``e^x / (1 + e^x)`` for x < 0 so
+    that ``exp`` never sees a large positive argument and cannot overflow.
+    """
+    if logit >= 0:
+        return 1.0 / (1.0 + math.exp(-logit))
+    e = math.exp(logit)
+    return e / (1.0 + e)
+
+
+class RerankStage:
+    """Re-scores the first ``shortlist`` candidates with ``reranker.score``; score = logit.
+
+    ``chunk_text`` gives a chunk's text by id, as a function or a mapping. Each output candidate
+    keeps its earlier ``sources`` and gains ``{name: Contribution(rank, logit, logit)}``.
+    """
+
+    def __init__(
+        self,
+        reranker: Reranker,
+        chunk_text: Callable[[str], str] | Mapping[str, str],
+        shortlist: int = 50,
+        name: str = "rerank",
+    ) -> None:
+        if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
+            raise ValueError(
+                f"RerankStage shortlist={shortlist!r} is invalid; use a positive size such as 50"
+            )
+        if not name:
+            raise ValueError("RerankStage name='' is empty; name the stage, e.g. 'rerank'")
+        self.reranker = reranker
+        self._text = chunk_text.__getitem__ if isinstance(chunk_text, Mapping) else chunk_text
+        self.shortlist = shortlist
+        self.name = name
+
+    def __call__(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+        head = candidates[: self.shortlist]
+        if not head:
+            return []
+        logits = np.asarray(self.reranker.score(query, [self._text(c.chunk_id) for c in head]))
+        if logits.shape != (len(head),) or not np.isfinite(logits).all():
+            raise ModelError(
+                f"reranker {describe(self.reranker)} returned logits of shape {logits.shape} "
+                f"(finite: {bool(np.isfinite(logits).all())}) for {len(head)} passages",
+                fix="Check the reranker model; it must return one finite logit per passage",
+            )
+        rescored = rank_order(
+            dataclasses.replace(c, score=float(logit)) for c, logit in zip(head, logits.tolist(), strict=True)
+        )
+        return [
+            dataclasses.replace(
+                c,
+                sources={
+                    **c.sources,
+                    self.name: Contribution(rank=rank, score=c.score, contribution=c.score),
+                },
+            )
+            for rank, c in enumerate(rescored, start=1)
+        ]

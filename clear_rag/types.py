@@ -1,0 +1,158 @@
+"""The records every part of clear-rag passes around.
+
+Two invariants rest on these types:
+
+* every chunk knows the span ``[start, end)`` it occupies in its document's canonical text, and
+  ``document.text[chunk.start:chunk.end] == chunk.text`` always holds;
+* every retrieval stage consumes and produces ``list[Candidate]``.
+
+All records are frozen: a stage returns new objects (``dataclasses.replace``), it never edits one.
+This module imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+BlockKind = Literal["heading", "paragraph", "list", "table", "code"]
+BLOCK_KINDS: tuple[BlockKind, ...] = ("heading", "paragraph", "list", "table", "code")
+
+
+def _check_span(owner: str, start: int, end: int) -> None:
+    if start < 0 or end < start:
+        raise ValueError(f"{owner}: span [{start}, {end}) is invalid; expected 0 <= start <= end")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A typed piece of a document's canonical text, as its parser saw it.
+
+    ``level`` is the heading level (1 to 6) for headings, the nesting depth for lists, 0 otherwise.
+    ``meta`` holds parser-specific facts such as a code block's language.
+    """
+
+    kind: BlockKind
+    start: int
+    end: int
+    level: int = 0
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in BLOCK_KINDS:
+            raise ValueError(f"Block.kind={self.kind!r} is unknown; expected one of {BLOCK_KINDS}")
+        _check_span("Block", self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One source file, parsed.
+
+    ``text`` is the canonical text every span points into; ``content_hash`` is the SHA-256 of the
+    file's bytes, so an unchanged file is recognised without parsing it.
+    """
+
+    id: str
+    source: str
+    content_hash: str
+    text: str
+    blocks: tuple[Block, ...]
+    media_type: str = "text/plain"
+
+    def __post_init__(self) -> None:
+        for block in self.blocks:
+            if block.end > len(self.text):
+                raise ValueError(
+                    f"Document {self.id!r}: block [{block.start}, {block.end}) ends past the text "
+                    f"({len(self.text)} characters)"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable unit: an exact slice of one document's canonical text.
+
+    ``id`` is derived from the document id and ``position`` (never random), so the same input
+    gives the same ids and therefore the same tie-breaks in every ranking.
+    """
+
+    id: str
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    position: int
+    token_count: int
+
+    def __post_init__(self) -> None:
+        _check_span(f"Chunk {self.id!r}", self.start, self.end)
+        if len(self.text) != self.end - self.start:
+            raise ValueError(
+                f"Chunk {self.id!r}: text has {len(self.text)} characters but span "
+                f"[{self.start}, {self.end}) has {self.end - self.start}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """What one source (a retriever, or a retriever under one phrasing) said about a candidate.
+
+    ``rank`` is 1-based in that source's own list, ``score`` is the source's own score, and
+    ``contribution`` is what it added to the stage's score (``1 / (k + rank)`` under RRF).
+    """
+
+    rank: int
+    score: float
+    contribution: float
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A chunk as one retrieval stage ranks it."""
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    score: float
+    sources: Mapping[str, Contribution] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_span(f"Candidate {self.chunk_id!r}", self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One stage's output, in rank order, with how long it took and stage-specific detail."""
+
+    name: str
+    candidates: tuple[Candidate, ...]
+    elapsed_ms: float
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A span of a source document that the answer cites."""
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Everything one question went through: a returned value, stored and replayable offline."""
+
+    id: str
+    query: str
+    phrasings: tuple[str, ...]
+    stages: tuple[StageResult, ...]
+    context: str = ""
+    answer: str = ""
+    citations: tuple[Citation, ...] = ()
+    config: Mapping[str, Any] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+    created_at: str = ""

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from clear_rag.errors import ModelError
+from clear_rag.providers import Message
+from clear_rag.providers.fake import (
+    ChatCall,
+    HashEmbedder,
+    LexicalReranker,
+    ScriptedChatModel,
+    hash_bucket,
+    token_pieces,
+)
+
+BRAKES = "Disc brakes need new pads when the pads wear thin."
+BRAKES_TOO = "Worn brake pads: fit new pads to disc brakes."
+TYRES = "Gravel tyre pressure runs lower than on road bikes."
+
+
+def test_hash_bucket_is_the_sha256_formula() -> None:
+    digest = hashlib.sha256(b"brakes").digest()
+    expected_bucket = int.from_bytes(digest[:8], "little") % 256
+    expected_sign = 1.0 if digest[8] & 1 else -1.0
+    assert hash_bucket("brakes", 256) == (expected_bucket, expected_sign)
+
+
+def test_one_word_embeds_to_a_signed_unit_vector_at_its_bucket() -> None:
+    vectors = HashEmbedder(dim=64).embed(["Brakes brakes BRAKES"], kind="document")
+    bucket, sign = hash_bucket("brakes", 64)
+    expected = np.zeros((1, 64), dtype=np.float32)
+    expected[0, bucket] = sign  # count 3, normalised: 3 / sqrt(3^2)
+    np.testing.assert_array_equal(vectors, expected)
+
+
+def test_embeddings_are_unit_float32_rows_and_word_free_text_stays_zero() -> None:
+    vectors = HashEmbedder(dim=32).embed([BRAKES, "", "?!", TYRES], kind="document")
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (4, 32)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), [1.0, 0.0, 0.0, 1.0], atol=1e-6)
+
+
+def test_empty_input_gives_an_empty_matrix() -> None:
+    assert HashEmbedder(dim=8).embed([], kind="query").shape == (0, 8)
+
+
+def test_texts_sharing_words_are_closer_than_unrelated_texts() -> None:
+    brakes, brakes_too, tyres = HashEmbedder().embed([BRAKES, BRAKES_TOO, TYRES], kind="document")
+    assert float(brakes @ brakes_too) > float(brakes @ tyres) + 0.3
+
+
+def test_embedding_is_deterministic_across_instances_and_kinds() -> None:
+    first = HashEmbedder().embed([BRAKES, TYRES], kind="document")
+    again = HashEmbedder().embed([BRAKES, TYRES], kind="query")
+    np.testing.assert_array_equal(first, again)
+
+
+def test_an_unknown_kind_is_named_in_the_error() -> None:
+    with pytest.raises(ValueError, match=r"kind='passage'.*'document', 'query'"):
+        HashEmbedder().embed([BRAKES], kind="passage")  # type: ignore[arg-type]
+
+
+def test_a_bare_string_is_refused() -> None:
+    with pytest.raises(TypeError, match="wrap a single text in a list"):
+        HashEmbedder().embed(BRAKES, kind="query")
+
+
+@pytest.mark.parametrize("dim", [0, -3, True, 2.5])
+def test_dim_must_be_a_positive_integer(dim: object) -> None:
+    with pytest.raises(ValueError, match=rf"dim={dim!r}"):
+        HashEmbedder(dim=dim)  # type: ignore[arg-type]
+
+
+def test_lexical_reranker_logit_is_scaled_query_word_overlap() -> None:
+    logits = LexicalReranker().score("disc brake pads", [BRAKES_TOO, BRAKES, TYRES])
+    assert logits.dtype == np.float32
+    # BRAKES_TOO has all 3 query words; BRAKES has "disc" and "pads" but "brakes", not "brake".
+    np.testing.assert_allclose(logits, [8 * 3 / 3 - 4, 8 * 2 / 3 - 4, 8 * 0 / 3 - 4], rtol=1e-6)
+
+
+def test_lexical_reranker_on_empty_input_and_a_word_free_query() -> None:
+    assert LexicalReranker().score("disc brakes", []).shape == (0,)
+    np.testing.assert_array_equal(LexicalReranker().score("?", [BRAKES]), [-4.0])
+
+
+@pytest.mark.parametrize("text", ["", "one", "  two  words ", "new\nline\ttab  ", "   "])
+def test_token_pieces_join_back_to_the_text(text: str) -> None:
+    assert "".join(token_pieces(text)) == text
+
+
+def test_scripted_chat_streams_queued_answers_in_order_and_records_calls() -> None:
+    chat = ScriptedChatModel()
+    chat.enqueue("Fit new pads [1].")
+    chat.enqueue(["Run ", "80 psi", "."])
+    question = [Message("system", "Answer from the context."), Message("user", "Pads?")]
+
+    assert list(chat.stream(question, temperature=0.0)) == ["Fit", " new", " pads", " [1]."]
+    assert list(chat.stream(question[1:])) == ["Run ", "80 psi", "."]
+    assert chat.history == [
+        ChatCall(messages=tuple(question), options={"temperature": 0.0}),
+        ChatCall(messages=(question[1],), options={}),
+    ]
+    assert chat.pending == 0
+
+
+def test_scripted_chat_with_nothing_queued_fails_at_the_call() -> None:
+    chat = ScriptedChatModel()
+    with pytest.raises(ModelError, match=r"no response queued.*enqueue"):
+        chat.stream([Message("user", "Anyone there?")])
+    assert chat.history == []

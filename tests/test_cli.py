@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clear_rag.cli import app
+
+runner = CliRunner()
+
+
+def test_every_command_has_help() -> None:
+    top = runner.invoke(app, ["--help"])
+    assert top.exit_code == 0
+    commands = [name for name in ("ingest", "status") if name in top.output]
+    assert commands == ["ingest", "status"]
+    for name in commands:
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        assert "--store" in result.output
+
+
+def test_ingest_then_status(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    first = runner.invoke(app, ["ingest", str(corpus), "--size", "64"])
+    assert first.exit_code == 0, first.output
+    assert "3 added" in first.output and "0 failed" in first.output
+    second = runner.invoke(app, ["ingest", str(corpus), "--size", "64"])
+    assert "3 unchanged" in second.output and "added" not in second.output
+    status = runner.invoke(app, ["status"])
+    assert status.exit_code == 0, status.output
+    assert "documents  3" in status.output
+    assert str((tmp_path / ".clear-rag").resolve()) in status.output
+
+
+def test_store_location_from_flag_and_environment(tmp_path: Path, corpus: Path) -> None:
+    flagged = runner.invoke(app, ["ingest", str(corpus), "--store", str(tmp_path / "flag")])
+    assert flagged.exit_code == 0, flagged.output
+    assert (tmp_path / "flag" / "clear-rag.db").exists()
+    env = runner.invoke(app, ["ingest", str(corpus)], env={"CLEAR_RAG_STORE": str(tmp_path / "env")})
+    assert env.exit_code == 0, env.output
+    assert (tmp_path / "env" / "clear-rag.db").exists()
+
+
+def test_failures_give_one_line_each_and_a_nonzero_exit(tmp_path: Path, corpus: Path) -> None:
+    (corpus / "empty.txt").write_bytes(b"")
+    result = runner.invoke(app, ["ingest", str(corpus), "--store", str(tmp_path / "s")])
+    assert result.exit_code == 1
+    assert "3 added" in result.output and "1 failed" in result.output
+    assert "empty.txt: is empty (0 bytes). Add text to it or remove it from the folder" in result.output
+
+
+def test_bad_settings_name_the_value(tmp_path: Path, corpus: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(corpus), "--chunker", "sentences", "--store", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "sentences" in result.output
+
+
+def test_status_without_a_store_says_what_to_do(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["status", "--store", str(tmp_path / "none")])
+    assert result.exit_code == 3
+    assert "clear-rag ingest" in result.output

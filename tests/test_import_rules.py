@@ -1,0 +1,66 @@
+"""What may import what (design.md): checked on the source, so a lazy import counts too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "clear_rag"
+HEAVY = {"dagster", "starlette", "onnxruntime", "pdfplumber", "duckdb", "sse_starlette", "uvicorn"}
+CORE = ("index", "retrieve", "eval/metrics")
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _modules(*parts: str) -> list[Path]:
+    found: list[Path] = []
+    for part in parts:
+        target = PACKAGE / part
+        found += (
+            sorted(target.rglob("*.py"))
+            if target.is_dir()
+            else [p for p in [target.with_suffix(".py")] if p.exists()]
+        )
+    return found
+
+
+@pytest.mark.parametrize("name", ["types.py", "errors.py"])
+def test_types_and_errors_import_nothing_of_the_project(name: str) -> None:
+    project = {n for n in _imports(PACKAGE / name) if n.split(".")[0] in {"clear_rag", "assets"}}
+    assert project == set()
+
+
+def test_nothing_in_the_library_imports_the_dagster_code_location() -> None:
+    offenders = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        for n in _imports(p)
+        if n.split(".")[0] == "assets"
+    }
+    assert offenders == {}
+
+
+def test_retrieval_core_imports_no_heavy_library() -> None:
+    offenders = {
+        str(p.relative_to(PACKAGE)): sorted(n for n in _imports(p) if n.split(".")[0] in HEAVY)
+        for p in _modules(*CORE)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_checker_sees_imports() -> None:
+    """Guard against a rule that passes because it reads nothing."""
+    assert "clear_rag.errors" in _imports(PACKAGE / "ingest.py") or "clear_rag.errors" in {
+        n for n in _imports(PACKAGE / "ingest.py")
+    }
+    assert "numpy" in set().union(*(_imports(p) for p in _modules(*CORE))) or not _modules(*CORE)

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from clear_rag.errors import StoreError
+from clear_rag.store import SCHEMA_VERSION, Store
+from clear_rag.types import Block, Chunk, Document
+
+
+def _doc(text: str = "alpha beta. gamma delta.") -> tuple[Document, list[Chunk]]:
+    doc = Document("d.txt", "/x/d.txt", "h1", text, (Block("paragraph", 0, len(text)),))
+    return doc, [
+        Chunk("d.txt#0000", "d.txt", 0, 11, text[0:11], 0, 3),
+        Chunk("d.txt#0001", "d.txt", 12, 24, text[12:24], 1, 3),
+    ]
+
+
+def test_round_trip_keeps_spans_exact(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="text/plain@1", chunker="{}", size_bytes=24)
+        assert store.document("d.txt") == doc
+        assert list(store.chunks()) == chunks
+        assert store.stats().chunks == 2
+    with Store(tmp_path / "s") as again:  # reopened: nothing rebuilt, everything there
+        assert list(again.chunks("d.txt")) == chunks
+
+
+def test_uses_wal_and_records_schema_version(tmp_path: Path) -> None:
+    with Store(tmp_path / "s") as store:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+    db = sqlite3.connect(tmp_path / "s" / "clear-rag.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_other_schema_version_is_refused_with_a_fix(tmp_path: Path) -> None:
+    Store(tmp_path / "s").close()
+    db = sqlite3.connect(tmp_path / "s" / "clear-rag.db")
+    db.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match=r"schema_version='0'.*new --store"):
+        Store(tmp_path / "s")
+
+
+def test_failed_put_rolls_back_and_keeps_the_old_version(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        newer = Document("d.txt", "/x/d.txt", "h2", doc.text, doc.blocks)
+        duplicate_ids = [chunks[0], chunks[0]]  # violates the primary key half-way through the write
+        with pytest.raises(sqlite3.IntegrityError):
+            store.put(newer, duplicate_ids, parser="p", chunker="c", size_bytes=24)
+        record = store.record("d.txt")
+        assert record is not None
+        assert record.content_hash == "h1"
+        assert list(store.chunks()) == chunks
+
+
+def test_put_refuses_a_chunk_that_is_not_a_slice(tmp_path: Path) -> None:
+    doc, _ = _doc()
+    bad = Chunk("d.txt#0000", "d.txt", 0, 5, "ALPHA", 0, 1)
+    with Store(tmp_path / "s") as store, pytest.raises(ValueError, match="exact slice"):
+        store.put(doc, [bad], parser="p", chunker="c", size_bytes=1)
+
+
+def test_delete_cascades_to_blocks_and_chunks(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        store.delete("d.txt")
+        stats = store.stats()
+        assert (stats.documents, stats.blocks, stats.chunks) == (0, 0, 0)
