@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from clear_rag.errors import ModelError
+from clear_rag.providers.fake import LexicalReranker
+from clear_rag.retrieve.rerank import RerankStage, sigmoid
+from clear_rag.types import Candidate, Contribution
+from tests.retrieve.conftest import DOCS, TABLE, chunk_text
+
+MakeCandidate = Callable[[str, float], Candidate]
+QUERY = "worn chain cassette"
+
+
+class CountingReranker(LexicalReranker):
+    def __init__(self, logits: Sequence[float] | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.logits = logits
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.calls.append(list(passages))
+        if self.logits is not None:
+            return np.asarray(self.logits, dtype=np.float32)
+        return super().score(query, passages)
+
+
+def test_rerank_orders_the_shortlist_by_logit_and_drops_the_rest(cand: MakeCandidate) -> None:
+    reranker = CountingReranker()
+    fused = [cand("brakes#0000", 0.9), cand("chains#0000", 0.8), cand("chains#0001", 0.7), cand("tyres#0000", 0.6)]
+    got = RerankStage(reranker, chunk_text, shortlist=3)(QUERY, fused)
+    # Query words: worn, chain, cassette. chains#0001 has all three, chains#0000 only "chain".
+    assert [(c.chunk_id, c.score) for c in got] == [
+        ("chains#0001", pytest.approx(8 * 3 / 3 - 4)),
+        ("chains#0000", pytest.approx(8 * 1 / 3 - 4)),
+        ("brakes#0000", pytest.approx(8 * 0 / 3 - 4)),
+    ]
+    assert reranker.calls == [[chunk_text("brakes#0000"), chunk_text("chains#0000"), chunk_text("chains#0001")]]
+
+
+def test_rerank_keeps_earlier_sources_and_adds_its_own(cand: MakeCandidate) -> None:
+    earlier = Contribution(rank=1, score=1 / 61, contribution=1 / 61)
+    first = Candidate("chains#0000", "chains", 0, TABLE["chains#0000"].end, 1 / 61, {"keyword": earlier})
+    got = RerankStage(CountingReranker([1.5]), dict.fromkeys(TABLE, "text"), name="ce")(QUERY, [first])
+    assert got == [Candidate("chains#0000", "chains", 0, first.end, 1.5, {"keyword": earlier, "ce": Contribution(1, 1.5, 1.5)})]
+    assert first.score == 1 / 61  # the input candidate is untouched
+
+
+def test_equal_logits_break_by_chunk_id(cand: MakeCandidate) -> None:
+    fused = [cand("tyres#0000", 3.0), cand("brakes#0001", 2.0), cand("brakes#0000", 1.0)]
+    got = RerankStage(CountingReranker([0.0, 0.0, 0.0]), chunk_text)(QUERY, fused)
+    assert [(c.chunk_id, c.sources["rerank"].rank) for c in got] == [
+        ("brakes#0000", 1),
+        ("brakes#0001", 2),
+        ("tyres#0000", 3),
+    ]
+
+
+def test_rerank_on_empty_input_does_not_call_the_model() -> None:
+    reranker = CountingReranker()
+    assert RerankStage(reranker, chunk_text)(QUERY, []) == []
+    assert reranker.calls == []
+
+
+@pytest.mark.parametrize("logits", [[1.0], [1.0, float("nan")]])
+def test_a_reranker_giving_the_wrong_logits_is_a_model_error(cand: MakeCandidate, logits: list[float]) -> None:
+    stage = RerankStage(CountingReranker(logits), chunk_text)
+    with pytest.raises(ModelError, match=r"lexical-reranker@overlap-1.*2 passages"):
+        stage(QUERY, [cand("brakes#0000", 1.0), cand("tyres#0000", 0.5)])
+
+
+@pytest.mark.parametrize(("shortlist", "name"), [(0, "rerank"), (True, "rerank"), (5, "")])
+def test_rerank_settings_are_checked(shortlist: int, name: str) -> None:
+    with pytest.raises(ValueError, match="RerankStage"):
+        RerankStage(LexicalReranker(), chunk_text, shortlist=shortlist, name=name)
+
+
+def test_sigmoid_is_the_logistic_function() -> None:
+    assert sigmoid(0.0) == 0.5
+    assert sigmoid(2.0) == pytest.approx(1 / (1 + math.exp(-2.0)))
+    assert sigmoid(-2.0) == pytest.approx(1 / (1 + math.exp(2.0)))
+    assert sigmoid(3.0) + sigmoid(-3.0) == pytest.approx(1.0)
+
+
+def test_sigmoid_does_not_overflow_for_large_logits() -> None:
+    assert sigmoid(1000.0) == 1.0
+    assert sigmoid(-1000.0) == 0.0
+    assert 0.0 < sigmoid(-700.0) < 1e-300
+
+
+def test_fixture_documents_are_what_the_chunks_slice() -> None:
+    assert "".join(chunk_text(f"chains#000{i}") for i in (0, 1)) == DOCS["chains"]
