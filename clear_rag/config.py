@@ -22,8 +22,8 @@ from clear_rag.errors import ConfigError
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
-Idf = Literal["lucene", "fts5"]
-ChunkerName = Literal["fixed", "structural"]
+Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
+ChunkerName = Literal["fixed", "structural", "whole"]
 
 
 @dataclass(frozen=True, slots=True)

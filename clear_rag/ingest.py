@@ -20,7 +20,7 @@ from clear_rag.chunk.base import Chunker
 from clear_rag.errors import ClearRagError, UnreadableFileError
 from clear_rag.parse.base import Parser
 from clear_rag.parse.registry import EXTENSIONS, file_type_of, get_parser
-from clear_rag.store.sqlite import Store
+from clear_rag.store.sqlite import DocumentRecord, Store
 from clear_rag.types import Document
 
 Action = Literal["added", "updated", "rechunked", "unchanged", "failed", "pruned"]
@@ -151,9 +151,10 @@ def _ingest_file(
         data = _read(path)
         content_hash = hashlib.sha256(data).hexdigest()
         known = store.record(doc_id)
-        if known is not None and (known.content_hash, known.parser) == (content_hash, parser_key(parser)):
-            if known.chunker == chunking:
-                return FileOutcome(shown, "unchanged", doc_id=doc_id)
+        step = _step(known, content_hash, parser_key(parser), chunking)
+        if step == "unchanged":
+            return FileOutcome(shown, "unchanged", doc_id=doc_id)
+        if step == "rechunk":
             chunks = chunker.chunk(store.document(doc_id))
             store.replace_chunks(doc_id, chunks, chunker=chunking)
             return FileOutcome(shown, "rechunked", doc_id=doc_id, chunks=len(chunks))
@@ -171,6 +172,46 @@ def _ingest_file(
         return _failed(store, shown, doc_id, what)
     action: Action = "added" if known is None else "updated"
     return FileOutcome(shown, action, doc_id=doc_id, chunks=len(chunks), warnings=parsed.warnings)
+
+
+def _step(
+    known: DocumentRecord | None, content_hash: str, parser: str, chunking: str
+) -> Literal["unchanged", "rechunk", "write"]:
+    """What a document needs: nothing, new chunks from its stored text, or to be written anew."""
+    if known is None or (known.content_hash, known.parser) != (content_hash, parser):
+        return "write"
+    return "unchanged" if known.chunker == chunking else "rechunk"
+
+
+def ingest_documents(
+    store: Store,
+    docs: Iterable[Document],
+    chunker: Chunker,
+    *,
+    parser: str,
+    progress: Callable[[Iterable[Document]], Iterable[Document]] | None = None,
+) -> IngestReport:
+    """Bring the store up to date with documents that were parsed elsewhere (a BEIR corpus, say).
+
+    ``parser`` names where they came from, e.g. ``"beir/jsonl@1"``; each document's
+    ``content_hash`` decides whether it changed, as a file's bytes do for ``ingest``.
+    """
+    chunking = chunker_key(chunker)
+    outcomes = []
+    for doc in progress(docs) if progress is not None else docs:
+        known = store.record(doc.id)
+        step = _step(known, doc.content_hash, parser, chunking)
+        if step == "unchanged":
+            outcomes.append(FileOutcome(doc.source, "unchanged", doc_id=doc.id))
+            continue
+        chunks = chunker.chunk(doc)
+        if step == "rechunk":
+            store.replace_chunks(doc.id, chunks, chunker=chunking)
+        else:
+            store.put(doc, chunks, parser=parser, chunker=chunking, size_bytes=len(doc.text.encode()))
+        action: Action = "rechunked" if step == "rechunk" else "added" if known is None else "updated"
+        outcomes.append(FileOutcome(doc.source, action, doc_id=doc.id, chunks=len(chunks)))
+    return IngestReport(tuple(outcomes))
 
 
 def _failed(store: Store, shown: str, doc_id: str, message: str) -> FileOutcome:

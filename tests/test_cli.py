@@ -13,8 +13,8 @@ runner = CliRunner()
 def test_every_command_has_help() -> None:
     top = runner.invoke(app, ["--help"])
     assert top.exit_code == 0
-    commands = [name for name in ("ingest", "status") if name in top.output]
-    assert commands == ["ingest", "status"]
+    commands = [name for name in ("ingest", "status", "ask", "replay") if name in top.output]
+    assert commands == ["ingest", "status", "ask", "replay"]
     for name in commands:
         result = runner.invoke(app, [name, "--help"])
         assert result.exit_code == 0, result.output
@@ -23,10 +23,10 @@ def test_every_command_has_help() -> None:
 
 def test_ingest_then_status(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    first = runner.invoke(app, ["ingest", str(corpus), "--size", "64"])
+    first = runner.invoke(app, ["ingest", str(corpus), "--size", "64", "--embedder", "hash"])
     assert first.exit_code == 0, first.output
     assert "3 added" in first.output and "0 failed" in first.output
-    second = runner.invoke(app, ["ingest", str(corpus), "--size", "64"])
+    second = runner.invoke(app, ["ingest", str(corpus), "--size", "64", "--embedder", "hash"])
     assert "3 unchanged" in second.output and "added" not in second.output
     status = runner.invoke(app, ["status"])
     assert status.exit_code == 0, status.output
@@ -61,3 +61,34 @@ def test_status_without_a_store_says_what_to_do(tmp_path: Path) -> None:
     result = runner.invoke(app, ["status", "--store", str(tmp_path / "none")])
     assert result.exit_code == 3
     assert "clear-rag ingest" in result.output
+
+
+def test_ask_prints_stages_and_replay_prints_them_again(tmp_path: Path, corpus: Path) -> None:
+    store = ["--store", str(tmp_path / "s")]
+    fake = ["--embedder", "hash"]
+    assert runner.invoke(app, ["ingest", str(corpus), *store, *fake]).exit_code == 0
+    asked = runner.invoke(app, ["ask", "disc brake pads", "--no-generate", *store, *fake])
+    assert asked.exit_code == 0, asked.output
+    for stage in ("[keyword]", "[vector]", "[fusion]", "[context]"):
+        assert stage in asked.output
+    trace_id = asked.output.rsplit("trace ", 1)[1].split()[0]
+    listed = runner.invoke(app, ["replay", "--list", *store])
+    assert trace_id in listed.output
+    replayed = runner.invoke(app, ["replay", trace_id, *store])
+    assert replayed.exit_code == 0, replayed.output
+    body = asked.output.rsplit("\ntrace ", 1)[0]
+    assert replayed.output.strip() == body.strip()
+
+
+def test_ask_without_no_generate_says_what_to_do(tmp_path: Path, corpus: Path) -> None:
+    runner.invoke(app, ["ingest", str(corpus), "--store", str(tmp_path), "--embedder", "hash"])
+    result = runner.invoke(app, ["ask", "brakes", "--store", str(tmp_path), "--embedder", "hash"])
+    assert result.exit_code == 1
+    assert "--no-generate" in result.output
+
+
+def test_replay_of_an_unknown_trace_names_it(tmp_path: Path, corpus: Path) -> None:
+    runner.invoke(app, ["ingest", str(corpus), "--store", str(tmp_path), "--embedder", "hash"])
+    result = runner.invoke(app, ["replay", "nope", "--store", str(tmp_path)])
+    assert result.exit_code == 3
+    assert "'nope'" in result.output and "replay --list" in result.output

@@ -72,7 +72,7 @@ class VectorIndex:
         self.dim = dim
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
-        # Rows [0, size) of the buffer are live. The buffer grows by doubling, so adding one
+        # Rows [0, len(ids)) of the buffer are live. The buffer grows by doubling, so adding one
         # document at a time costs amortised O(rows added), not a copy of the whole matrix each time.
         self._buffer: FloatArray = np.zeros((0, dim), dtype=np.float32)
 
@@ -169,6 +169,8 @@ class VectorIndex:
         with vectors_tmp.open("wb") as fh:
             np.save(fh, np.ascontiguousarray(self.matrix))
         ids_tmp.write_text(json.dumps(self._ids), encoding="utf-8")
+        # Replace, never overwrite: an index loaded earlier may still memory-map the old file, and
+        # writing through it would change that index's vectors under it.
         os.replace(vectors_tmp, folder / VECTORS_FILE)
         os.replace(ids_tmp, folder / IDS_FILE)
 

@@ -8,15 +8,16 @@ balance, a warning names the file, the tag and the line, because a silently wron
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from clear_rag.parse.base import Parsed, decode_text
 from clear_rag.parse.text import Piece, assemble, no_text_error
-from clear_rag.types import BlockKind
+from clear_rag.types import BLOCK_KINDS, BlockKind
 
-# Elements whose content a reader never sees.
-_HIDDEN = frozenset({"script", "style", "noscript", "template", "head"})
+# Elements whose content a reader never sees (a <title> names the browser tab, wherever it is).
+_HIDDEN = frozenset({"script", "style", "noscript", "template", "head", "title"})
 # Elements allowed in <head>; any other start tag ends an unclosed head, as browsers do.
 _HEAD_CONTENT = frozenset({"title", "meta", "link", "base", "style", "script", "noscript", "template"})
 _VOID = frozenset(
@@ -45,8 +46,7 @@ _MAX_WARNINGS = 5
 # as they are; BREAK ends a line.
 TEXT, RAW, VERBATIM, BREAK = "text", "raw", "verbatim", "break"
 _Token = tuple[str, str]
-_KINDS: dict[str, BlockKind] = {"paragraph": "paragraph", "heading": "heading"}
-_KINDS |= {"list": "list", "table": "table"}
+_KINDS: dict[str, BlockKind] = {kind: kind for kind in BLOCK_KINDS}
 
 
 @dataclass(slots=True)
@@ -67,6 +67,9 @@ class _Reader(HTMLParser):
         self.pieces: list[Piece] = []
         self.problems: list[str] = []
         self._open: list[tuple[str, int]] = []  # (tag, line) of each element not yet closed
+        # How many of each tag are open: a page of thousands of unclosed <p> must not make every
+        # tag scan the whole stack.
+        self._open_count: Counter[str] = Counter()
         self._tokens: list[_Token] = []
         self._mode = ""
         self._level = 0
@@ -78,11 +81,12 @@ class _Reader(HTMLParser):
     # Tag balance: whatever the markup does, _start and _end below are called balanced.
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in _HEAD_CONTENT and any(name == "head" for name, _ in self._open):
+        if tag not in _HEAD_CONTENT and self._open_count["head"]:
             self._close_to("head", None)
         self._start(tag, dict(attrs))
         if tag not in _VOID:
             self._open.append((tag, self.getpos()[0]))
+            self._open_count[tag] += 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -93,7 +97,7 @@ class _Reader(HTMLParser):
         line = self.getpos()[0]
         if tag == "br":  # browsers read a stray </br> as <br>
             self._start("br", {})
-        elif any(name == tag for name, _ in self._open):
+        elif self._open_count[tag]:
             self._close_to(tag, line)
         elif tag not in _VOID:
             self.problems.append(f"</{tag}> at line {line} has no matching <{tag}>; it was ignored")
@@ -101,7 +105,7 @@ class _Reader(HTMLParser):
     def close(self) -> None:
         super().close()
         while self._open:
-            tag, line = self._open.pop()
+            tag, line = self._pop()
             if tag not in _OPTIONAL_END:
                 self.problems.append(f"<{tag}> opened at line {line} was never closed; {_fate(tag)}")
             self._end(tag)
@@ -109,7 +113,7 @@ class _Reader(HTMLParser):
 
     def _close_to(self, tag: str, line: int | None) -> None:
         while self._open:
-            name, opened = self._open.pop()
+            name, opened = self._pop()
             if name != tag and name not in _OPTIONAL_END and line is not None:
                 self.problems.append(
                     f"<{name}> opened at line {opened} was not closed before </{tag}> at line {line}; "
@@ -118,6 +122,11 @@ class _Reader(HTMLParser):
             self._end(name)
             if name == tag:
                 return
+
+    def _pop(self) -> tuple[str, int]:
+        tag, line = self._open.pop()
+        self._open_count[tag] -= 1
+        return tag, line
 
     # Content.
 
@@ -193,10 +202,15 @@ class _Reader(HTMLParser):
                 self._flush()
         elif tag in ("ul", "ol") and self._mode == "list":
             self._lists.pop()
-            if self._lists:
+            if not self._lists:
+                self._flush()
+            elif self._line_has_text():
                 self._soft_break()
             else:
-                self._flush()
+                # The line holds only the closed item's indentation: text after the nested list
+                # belongs to the enclosing item.
+                self._drop_line()
+                self._tokens.append((RAW, self._lists[-1].pad))
         elif tag in _HEADINGS and self._mode == "heading":
             self._flush()
         elif tag in ("td", "th") and self._mode == "list":
@@ -320,5 +334,7 @@ class HtmlParser:
         problems = [f"{source}: {problem}" for problem in reader.problems[:_MAX_WARNINGS]]
         if len(reader.problems) > _MAX_WARNINGS:
             more = len(reader.problems) - _MAX_WARNINGS
-            problems.append(f"{source}: {more} more unbalanced tags like these; their text was kept")
+            problems.append(
+                f"{source}: {more} more tags do not balance (not listed); fix the markup to see them"
+            )
         return Parsed(text=text, blocks=blocks, media_type="text/html", warnings=(*warnings, *problems))

@@ -124,7 +124,8 @@ def _list_lines(tokens: Sequence[Token], i: int) -> tuple[list[str], int]:
     opening = tokens[i]
     close = _close_index(tokens, i, _LIST_OPEN[opening.type])
     ordered = opening.type == "ordered_list_open"
-    number = int(opening.attrGet("start") or 1) if ordered else 0
+    start = opening.attrGet("start")  # set only when it is not 1; it may be 0
+    number = int(start) if start is not None else 1
     lines: list[str] = []
     i += 1
     while i < close:

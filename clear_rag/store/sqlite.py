@@ -18,8 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from clear_rag import trace as trace_json
 from clear_rag.errors import StoreError
-from clear_rag.types import Block, Chunk, Document
+from clear_rag.types import Block, Chunk, Document, Trace
 
 SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
@@ -56,6 +57,14 @@ CREATE TABLE chunks (
     token_count INTEGER NOT NULL
 );
 CREATE INDEX chunks_by_doc ON chunks (doc_id, position);
+CREATE TABLE traces (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    query TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX traces_by_time ON traces (created_at);
 """
 
 
@@ -100,6 +109,9 @@ class Store:
                 fix="Check the path and its permissions, or choose another with --store / CLEAR_RAG_STORE",
             ) from err
         self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is the documented safe level under WAL: a power cut can lose the last commits but
+        # never corrupts the database, and each document's commit skips an fsync.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         if fresh:
             self._create(Path(root) if root is not None else Path.cwd())
@@ -251,6 +263,46 @@ class Store:
         )
         for chunk_id, owner, position, start, end, tokens, text in rows:
             yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
+
+    # -- traces -------------------------------------------------------------------------------
+
+    def save_trace(self, trace: Trace, *, config_hash: str = "") -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO traces VALUES (?, ?, ?, ?, ?)",
+                (trace.id, trace.created_at, trace.query, config_hash, trace_json.to_json(trace)),
+            )
+
+    def load_trace(self, trace_id: str) -> Trace:
+        """The stored trace ``trace_id``; a unique prefix of the id is enough."""
+        rows = self._db.execute("SELECT body FROM traces WHERE id = ?", (trace_id,)).fetchall()
+        if not rows:
+            escaped = trace_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._db.execute(
+                "SELECT body FROM traces WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
+            ).fetchall()
+        if len(rows) != 1:
+            what = "matches no stored trace" if not rows else "matches more than one trace"
+            raise StoreError(
+                what,
+                path=str(self.db_path),
+                field="trace id",
+                value=trace_id,
+                fix="Run `clear-rag replay --list` to see stored trace ids",
+            )
+        return trace_json.from_json(str(rows[0][0]))
+
+    def traces(self, limit: int = 20) -> list[tuple[str, str, str]]:
+        """The newest traces as (id, created_at, query)."""
+        rows = self._db.execute(
+            "SELECT id, created_at, query FROM traces ORDER BY created_at DESC, id LIMIT ?", (limit,)
+        ).fetchall()
+        return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+    def chunk_spans(self) -> list[tuple[str, str, int, int]]:
+        """Every chunk as (chunk id, document id, start, end), without reading any text."""
+        rows = self._db.execute('SELECT id, doc_id, start, "end" FROM chunks ORDER BY doc_id, position')
+        return [(str(a), str(b), int(c), int(d)) for a, b, c, d in rows]
 
     def stats(self) -> StoreStats:
         one = self._db.execute

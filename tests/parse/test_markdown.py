@@ -28,7 +28,7 @@ def test_headings_lose_their_markers_and_keep_their_level() -> None:
 
 def test_inline_markup_reads_as_plain_text() -> None:
     text, blocks = _parse(
-        "Some *emphasis*, __strong__, [a link](https://x.org \"t\"), `x = 1`,\n"
+        'Some *emphasis*, __strong__, [a link](https://x.org "t"), `x = 1`,\n'
         "![a *cat*](cat.png) and 5 &lt; 6 \\* 2.  \nHard break<br>and html break."
     )
     assert text == (
@@ -53,8 +53,11 @@ def test_a_nested_list_is_one_block_with_markers_and_indentation() -> None:
     assert blocks == [("list", 1, "- a\n- b\n  1. c\n  2. d\n     more d"), ("list", 1, "- next list")]
 
 
-def test_ordered_lists_keep_their_start_number() -> None:
-    assert _parse("3) three\n4) four\n")[0] == "3. three\n4. four"
+@pytest.mark.parametrize(
+    ("source", "text"), [("3) three\n4) four\n", "3. three\n4. four"), ("0. zero\n1. one", "0. zero\n1. one")]
+)
+def test_ordered_lists_keep_their_start_number(source: str, text: str) -> None:
+    assert _parse(source)[0] == text
 
 
 def test_fenced_and_indented_code_is_verbatim_with_its_language() -> None:
@@ -77,7 +80,7 @@ def test_blockquotes_become_their_inner_blocks() -> None:
 
 
 def test_html_blocks_are_kept_as_paragraphs() -> None:
-    assert _parse("<div class=\"note\">\nRaw\n</div>\n")[1] == [
+    assert _parse('<div class="note">\nRaw\n</div>\n')[1] == [
         ("paragraph", 0, '<div class="note">\nRaw\n</div>')
     ]
 

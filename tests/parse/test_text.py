@@ -52,7 +52,11 @@ def test_form_feed_and_unicode_space_lines_separate_blocks_without_moving_offset
     source = "page one\n\f\npage two\u2028still two\n\u3000\nthree"
     text, blocks = _parse(source)
     assert text == source
-    assert blocks == [("paragraph", "page one"), ("paragraph", "page two\u2028still two"), ("paragraph", "three")]
+    assert blocks == [
+        ("paragraph", "page one"),
+        ("paragraph", "page two\u2028still two"),
+        ("paragraph", "three"),
+    ]
 
 
 def test_crlf_is_normalised_and_spans_point_into_the_normalised_text() -> None:

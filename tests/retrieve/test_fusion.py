@@ -92,10 +92,13 @@ def test_minmax_fuses_weighted_normalised_scores(ranked: dict[str, list[Candidat
             "chains#0000": 0.3 * (3 - 3) / (9 - 3),
         }
     )
-    assert fused[0].sources == {
-        "keyword": Contribution(rank=2, score=6.0, contribution=pytest.approx(0.3 * (6 - 3) / (9 - 3))),
-        "vector": Contribution(rank=1, score=0.9, contribution=pytest.approx(0.7)),
+    sources = fused[0].sources
+    assert {name: (c.rank, c.score) for name, c in sources.items()} == {
+        "keyword": (2, 6.0),
+        "vector": (1, 0.9),
     }
+    assert sources["keyword"].contribution == pytest.approx(0.3 * (6 - 3) / (9 - 3))
+    assert sources["vector"].contribution == pytest.approx(0.7 * (0.9 - 0.4) / (0.9 - 0.4))
 
 
 def test_minmax_weights_default_to_one(ranked: dict[str, list[Candidate]]) -> None:

@@ -31,22 +31,30 @@ class CountingReranker(LexicalReranker):
 
 def test_rerank_orders_the_shortlist_by_logit_and_drops_the_rest(cand: MakeCandidate) -> None:
     reranker = CountingReranker()
-    fused = [cand("brakes#0000", 0.9), cand("chains#0000", 0.8), cand("chains#0001", 0.7), cand("tyres#0000", 0.6)]
+    fused = [
+        cand("brakes#0000", 0.9),
+        cand("chains#0000", 0.8),
+        cand("chains#0001", 0.7),
+        cand("tyres#0000", 0.6),
+    ]
     got = RerankStage(reranker, chunk_text, shortlist=3)(QUERY, fused)
     # Query words: worn, chain, cassette. chains#0001 has all three, chains#0000 only "chain".
-    assert [(c.chunk_id, c.score) for c in got] == [
-        ("chains#0001", pytest.approx(8 * 3 / 3 - 4)),
-        ("chains#0000", pytest.approx(8 * 1 / 3 - 4)),
-        ("brakes#0000", pytest.approx(8 * 0 / 3 - 4)),
+    assert [c.chunk_id for c in got] == ["chains#0001", "chains#0000", "brakes#0000"]
+    assert [c.score for c in got] == pytest.approx([8 * 3 / 3 - 4, 8 * 1 / 3 - 4, 8 * 0 / 3 - 4])
+    assert reranker.calls == [
+        [chunk_text("brakes#0000"), chunk_text("chains#0000"), chunk_text("chains#0001")]
     ]
-    assert reranker.calls == [[chunk_text("brakes#0000"), chunk_text("chains#0000"), chunk_text("chains#0001")]]
 
 
 def test_rerank_keeps_earlier_sources_and_adds_its_own(cand: MakeCandidate) -> None:
     earlier = Contribution(rank=1, score=1 / 61, contribution=1 / 61)
     first = Candidate("chains#0000", "chains", 0, TABLE["chains#0000"].end, 1 / 61, {"keyword": earlier})
     got = RerankStage(CountingReranker([1.5]), dict.fromkeys(TABLE, "text"), name="ce")(QUERY, [first])
-    assert got == [Candidate("chains#0000", "chains", 0, first.end, 1.5, {"keyword": earlier, "ce": Contribution(1, 1.5, 1.5)})]
+    assert got == [
+        Candidate(
+            "chains#0000", "chains", 0, first.end, 1.5, {"keyword": earlier, "ce": Contribution(1, 1.5, 1.5)}
+        )
+    ]
     assert first.score == 1 / 61  # the input candidate is untouched
 
 
@@ -67,7 +75,9 @@ def test_rerank_on_empty_input_does_not_call_the_model() -> None:
 
 
 @pytest.mark.parametrize("logits", [[1.0], [1.0, float("nan")]])
-def test_a_reranker_giving_the_wrong_logits_is_a_model_error(cand: MakeCandidate, logits: list[float]) -> None:
+def test_a_reranker_giving_the_wrong_logits_is_a_model_error(
+    cand: MakeCandidate, logits: list[float]
+) -> None:
     stage = RerankStage(CountingReranker(logits), chunk_text)
     with pytest.raises(ModelError, match=r"lexical-reranker@overlap-1.*2 passages"):
         stage(QUERY, [cand("brakes#0000", 1.0), cand("tyres#0000", 0.5)])

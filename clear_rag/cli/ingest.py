@@ -1,4 +1,4 @@
-"""The ``clear-rag`` command line. Errors of the project become one line and an exit code."""
+"""``clear-rag ingest`` and ``clear-rag status``."""
 
 from __future__ import annotations
 
@@ -9,36 +9,20 @@ from typing import Annotated
 
 import typer
 
+from clear_rag.cli.app import (
+    DEFAULT_STORE,
+    LIST_UP_TO,
+    PROGRESS_FROM,
+    EmbedderOption,
+    ProgressBar,
+    StoreOption,
+    app,
+    fail,
+)
 from clear_rag.errors import ClearRagError
 from clear_rag.ingest import IngestReport, ingest
+from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
-
-DEFAULT_STORE = ".clear-rag"
-STORE_ENV = "CLEAR_RAG_STORE"
-PROGRESS_FROM = 8  # files; below this a progress bar is only noise
-LIST_UP_TO = 30  # files listed one per line; past this only the ones that need attention
-
-app = typer.Typer(
-    help="clear-rag: local retrieval you can watch, with every technique measured.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-StoreOption = Annotated[
-    Path,
-    typer.Option(
-        "--store",
-        envvar=STORE_ENV,
-        help=f"Store directory (database and indexes). Also ${STORE_ENV}.",
-        show_default=True,
-    ),
-]
-
-
-def _fail(err: ClearRagError) -> typer.Exit:
-    typer.echo(f"error: {err}", err=True)
-    return typer.Exit(err.exit_code)
 
 
 @app.command("ingest")
@@ -52,22 +36,47 @@ def ingest_command(
     ] = None,
     prune: Annotated[bool, typer.Option("--prune", help="Drop documents whose files are gone.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
+    embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    index: Annotated[bool, typer.Option(help="Update the keyword and vector indexes too.")] = True,
 ) -> None:
-    """Parse, chunk and store documents; unchanged files are skipped at the cost of a hash."""
+    """Parse, chunk and store documents, then update the indexes for what changed.
+
+    Unchanged files are skipped at the cost of a hash; only changed documents are re-indexed.
+    """
     from clear_rag.chunk.factory import make_chunker
 
     try:
         cutter = make_chunker(chunker, size=size, overlap=overlap)
         with Store(store) as opened:
             report = ingest(opened, paths, cutter, prune=prune, progress=_progress)
+            _print_report(report, store, verbose=verbose)
+            if index:
+                _update_indexes(opened, embedder)
     except ClearRagError as err:
-        raise _fail(err) from None
+        raise fail(err) from None
     except ValueError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    _print_report(report, store, verbose=verbose)
     if report.count("failed"):
         raise typer.Exit(1)
+
+
+def _update_indexes(store: Store, embedder_name: str) -> None:
+    from clear_rag.config import PipelineConfig
+    from clear_rag.providers.select import make_embedder
+    from clear_rag.session import open_indexes
+
+    embedder = make_embedder(embedder_name)
+    with ProgressBar("embed", "chunk") as bar:
+        _, _, reports = open_indexes(store, PipelineConfig(), embedder, progress=bar.update)
+    for r in reports:
+        if r.documents_updated or r.documents_removed:
+            typer.echo(
+                f"index {r.index}: {r.documents_updated} documents re-indexed, {r.documents_removed} "
+                f"dropped; {r.chunks_added} chunks in, {r.chunks_removed} out ({r.elapsed_ms:.0f} ms)"
+            )
+        else:
+            typer.echo(f"index {r.index}: up to date")
 
 
 def _progress(files: Iterable[Path]) -> Iterable[Path]:
@@ -112,7 +121,7 @@ def status_command(store: StoreOption = Path(DEFAULT_STORE)) -> None:
             chunkers = sorted({record.chunker for record in opened.records()})
             root = opened.root
     except ClearRagError as err:
-        raise _fail(err) from None
+        raise fail(err) from None
     kinds = ", ".join(f"{kind} {n}" for kind, n in stats.by_media_type.items())
     mean = stats.chunk_tokens / stats.chunks if stats.chunks else 0.0
     typer.echo(f"store      {store.resolve()}")
@@ -135,11 +144,3 @@ def _size(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
-
-
-def main() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    main()

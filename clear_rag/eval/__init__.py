@@ -1,0 +1,1 @@
+"""Evaluation: metrics, datasets with relevance labels, and the runs that write results/."""

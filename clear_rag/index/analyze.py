@@ -1,0 +1,164 @@
+"""Text to index terms, the way SQLite FTS5's ``unicode61 remove_diacritics 2`` tokenizer does it.
+
+The rules, checked character by character against SQLite in ``tests/index/test_analyze.py``:
+
+* A token is a run of token characters: Unicode letters (L*), numbers (N*), private use (Co), and
+  unassigned code points (Cn), which FTS5 also treats as token characters. Everything else
+  separates. U+FFFE and U+FFFF separate because SQLite reads them as U+FFFD, a symbol.
+* The combining marks that occur in the canonical decomposition of some Latin letter (U+0300 to
+  U+0331, 25 of them) continue a token without starting one, and are dropped.
+* Each character is case-folded with *simple* Unicode case folding ("ſ" -> "s", "ς" -> "σ",
+  "µ" -> "μ"), not full folding, so "ß" stays "ß" where ``str.casefold`` would give "ss".
+  As in FTS5, folding covers the Basic Multilingual Plane and Deseret only.
+* A letter whose canonical decomposition is an ASCII letter plus combining marks becomes that
+  ASCII letter ("é" -> "e", "ǘ" -> "u", "İ" -> "i"). Other letters keep their marks: "ø", "æ",
+  "ł", "ß", "ﬁ" and Greek or Cyrillic accented letters ("ά", "й") are unchanged, as in FTS5.
+* With ``stem=True`` every token then goes through :func:`clear_rag.index.porter.stem`, as
+  FTS5's ``porter unicode61`` applies the Porter stemmer to what unicode61 produced.
+
+Known divergences, all from SQLite's Unicode 6.1 tables against Python's newer ``unicodedata``:
+characters assigned since Unicode 6.1 that are not letters or numbers (many emoji, some marks
+and punctuation) are token characters to FTS5 (unassigned, to its tables) but separators here;
+case pairs added since 6.1 (Cherokee lowercase, Georgian Mtavruli, some Latin Extended-D) are
+folded here and not by FTS5; and "ǡ"/"Ǡ" (a with dot above and macron) keep their marks in FTS5.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import unicodedata
+
+from clear_rag.index.porter import stem as porter_stem
+
+_TOKEN_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Co", "Cn"})
+# SQLite decodes these two noncharacters as U+FFFD REPLACEMENT CHARACTER, a symbol.
+_READ_AS_SYMBOL = frozenset({0xFFFE, 0xFFFF})
+_DESERET = range(0x10400, 0x10450)
+_SURROGATES = range(0xD800, 0xE000)
+
+
+def _is_token_char(cp: int) -> bool:
+    if cp in _READ_AS_SYMBOL or cp in _SURROGATES:
+        return False
+    return unicodedata.category(chr(cp)) in _TOKEN_CATEGORIES
+
+
+def _single(text: str) -> str | None:
+    return text if len(text) == 1 else None
+
+
+def _fold_char(char: str) -> str:
+    """Simple case folding, then the ASCII base of a Latin letter with diacritics."""
+    cp = ord(char)
+    if cp > 0xFFFF and cp not in _DESERET:
+        return char
+    # str.casefold is full folding; where it gives several characters the simple folding is
+    # the lowercase mapping when that is one character, else the character itself.
+    folded = _single(char.casefold()) or _single(char.lower()) or char
+    parts = unicodedata.normalize("NFD", folded)
+    marks = parts[1:]
+    if marks and parts[0].isascii() and parts[0].isalpha() and all(map(unicodedata.combining, marks)):
+        return parts[0].lower()
+    return folded
+
+
+@functools.cache
+def _latin_marks() -> frozenset[int]:
+    """Combining marks found in the decomposition of a letter whose base is ASCII."""
+    marks: set[int] = set()
+    for cp in range(0x10000):
+        parts = unicodedata.normalize("NFD", chr(cp))
+        if len(parts) > 1 and parts[0].isascii() and parts[0].isalpha():
+            marks.update(ord(mark) for mark in parts[1:] if unicodedata.combining(mark))
+    return frozenset(marks)
+
+
+def _ranges(codepoints: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for cp in codepoints:
+        if runs and runs[-1][1] == cp - 1:
+            runs[-1] = (runs[-1][0], cp)
+        else:
+            runs.append((cp, cp))
+    return runs
+
+
+def _char_class(runs: list[tuple[int, int]]) -> str:
+    return "".join(
+        re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in runs
+    )
+
+
+# Plain ASCII text, the common case, needs no table: its token characters are letters and digits.
+_ASCII_TOKEN = re.compile("[0-9A-Za-z]+")
+
+
+@functools.cache
+def _tables() -> tuple[re.Pattern[str], re.Pattern[str], dict[int, str]]:
+    """Token patterns for BMP-only and for any text, and the fold table; built once per process.
+
+    ``re`` matches a class of BMP characters with one table lookup but tries the ranges above
+    U+FFFF one by one, which made every separator cost hundreds of comparisons, so text without
+    such characters gets a pattern without them.
+    """
+    token_chars = [cp for cp in range(sys.maxunicode + 1) if _is_token_char(cp)]
+    bmp_chars = [cp for cp in token_chars if cp <= 0xFFFF]
+    marks = _char_class(_ranges(sorted(_latin_marks())))
+    bmp, full = _char_class(_ranges(bmp_chars)), _char_class(_ranges(token_chars))
+    fold: dict[int, str] = {cp: "" for cp in _latin_marks()}
+    for cp in bmp_chars + list(_DESERET):
+        char = chr(cp)
+        folded = _fold_char(char)
+        if folded != char:
+            fold[cp] = folded
+    return (
+        re.compile(f"[{bmp}][{bmp}{marks}]*"),
+        re.compile(f"[{full}][{full}{marks}]*"),
+        fold,
+    )
+
+
+class Analyzer:
+    """Splits text into index terms: FTS5 ``unicode61 remove_diacritics 2``, optionally stemmed.
+
+    ``terms`` returns every token in text order, repeats included, since term frequency and
+    document length both count them. Terms seen before come from a per-instance cache.
+    """
+
+    def __init__(self, stem: bool = False) -> None:
+        if not isinstance(stem, bool):
+            raise ValueError(f"Analyzer stem={stem!r} is invalid; pass True or False")
+        self.stem = stem
+        self._bmp_pattern, self._pattern, self._fold = _tables()
+        self._cache: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"Analyzer(stem={self.stem})"
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of ``text``, in order: tokens, case-folded, without diacritics, maybe stemmed."""
+        if not isinstance(text, str):
+            raise ValueError(f"text of type {type(text).__name__} cannot be analysed; pass a str")
+        cache = self._cache
+        terms: list[str] = []
+        append = terms.append
+        if text.isascii():
+            tokens = _ASCII_TOKEN.findall(text)
+        elif max(text) <= "\uffff":
+            tokens = self._bmp_pattern.findall(text)
+        else:
+            tokens = self._pattern.findall(text)
+        for token in tokens:
+            term = cache.get(token)
+            if term is None:
+                term = self._term(token)
+                if len(cache) < 2_000_000:
+                    cache[token] = term
+            append(term)
+        return terms
+
+    def _term(self, token: str) -> str:
+        term = token.lower() if token.isascii() else token.translate(self._fold)
+        return porter_stem(term) if self.stem else term

@@ -1,0 +1,145 @@
+"""Keeping the indexes beside the store in step with it, one document at a time.
+
+Each index directory holds a manifest: for every document it covers, the version it indexed (content
+hash and chunker settings) and the chunk ids it added. Bringing an index up to date compares that
+with the store's document records (no text is read) and touches only documents that were added,
+changed or removed; when nothing changed, opening an index costs one read of each file and no
+tokenising or embedding. The predecessor rebuilt its index on every launch instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from clear_rag.index.bm25 import BM25Index, IdfName
+from clear_rag.index.vectors import VectorIndex
+from clear_rag.providers.base import Embedder
+from clear_rag.store.sqlite import Store
+from clear_rag.types import Chunk
+
+MANIFEST = "manifest.json"
+INDEX_DIR = "index"
+
+
+class _Index(Protocol):
+    def remove(self, ids: Iterable[str]) -> Any: ...
+
+    def save(self, directory: str | Path) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What bringing one index up to date did."""
+
+    index: str
+    documents_updated: int
+    documents_removed: int
+    chunks_added: int
+    chunks_removed: int
+    elapsed_ms: float
+
+
+def document_versions(store: Store) -> dict[str, str]:
+    """Each stored document's version: a hash of its content hash and its chunker settings."""
+    return {
+        r.id: hashlib.sha256(f"{r.content_hash}\n{r.chunker}".encode()).hexdigest()[:16]
+        for r in store.records()
+    }
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    if not path.exists():
+        return {"documents": {}}
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def sync(
+    name: str,
+    index: _Index,
+    directory: Path,
+    store: Store,
+    add: Callable[[Sequence[Chunk]], None],
+    *,
+    settings: dict[str, Any],
+) -> SyncReport:
+    """Bring ``index`` (saved in ``directory``) up to date with ``store``; save it if anything changed."""
+    started = time.perf_counter()
+    manifest = _read_manifest(directory)
+    if manifest.get("settings", settings) != settings:
+        manifest = {"documents": {}}  # the caller made a fresh index for the new settings
+    covered: dict[str, dict[str, Any]] = manifest["documents"]
+    versions = document_versions(store)
+    stale = sorted(doc for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
+    removed = sorted(set(covered) - set(versions))
+    old_ids = [cid for doc in stale + removed for cid in covered.get(doc, {}).get("chunks", [])]
+    fresh = [chunk for doc in stale for chunk in store.chunks(doc)]
+    if old_ids:
+        index.remove(old_ids)
+    if fresh:
+        add(fresh)
+    if stale or removed or not (directory / MANIFEST).exists():
+        for doc in removed:
+            del covered[doc]
+        by_doc: dict[str, list[str]] = {doc: [] for doc in stale}
+        for chunk in fresh:
+            by_doc[chunk.doc_id].append(chunk.id)
+        for doc in stale:
+            covered[doc] = {"version": versions[doc], "chunks": by_doc[doc]}
+        directory.mkdir(parents=True, exist_ok=True)
+        index.save(directory)
+        body = json.dumps({"settings": settings, "documents": covered}, sort_keys=True)
+        temporary = directory / (MANIFEST + ".tmp")
+        temporary.write_text(body, encoding="utf-8")
+        temporary.replace(directory / MANIFEST)  # the manifest last: a crash before it re-syncs
+    elapsed = (time.perf_counter() - started) * 1000
+    return SyncReport(name, len(stale), len(removed), len(fresh), len(old_ids), elapsed)
+
+
+def keyword_index(
+    store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
+) -> tuple[BM25Index, SyncReport]:
+    """The store's BM25 index for one analyzer, brought up to date. ``k1``, ``b`` and ``idf`` only
+    weight the stored postings, so changing them re-scores without re-tokenising."""
+    directory = store.directory / INDEX_DIR / ("bm25-porter" if stem else "bm25")
+    settings = {"analyzer": "porter unicode61" if stem else "unicode61"}
+    loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
+    index = BM25Index.load(directory) if loaded else BM25Index(k1=k1, b=b, idf=idf, stem=stem)
+    index = index.with_params(k1=k1, b=b, idf=idf)
+
+    def add(chunks: Sequence[Chunk]) -> None:
+        index.add([c.id for c in chunks], [c.text for c in chunks])
+
+    return index, sync("keyword", index, directory, store, add, settings=settings)
+
+
+def vector_index(
+    store: Store,
+    embedder: Embedder,
+    *,
+    batch: int = 256,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[VectorIndex, SyncReport]:
+    """The store's vector index for one embedder, brought up to date (embedding only new chunks)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{embedder.name}@{embedder.version}")
+    directory = store.directory / INDEX_DIR / f"vectors-{slug}"
+    settings = {"embedder": embedder.name, "version": embedder.version, "dim": embedder.dim}
+    loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
+    index = VectorIndex.load(directory) if loaded else VectorIndex(embedder.dim)
+
+    def add(chunks: Sequence[Chunk]) -> None:
+        for begin in range(0, len(chunks), batch):
+            part = chunks[begin : begin + batch]
+            index.add([c.id for c in part], embedder.embed([c.text for c in part], kind="document"))
+            if progress is not None:
+                progress(begin + len(part), len(chunks))
+
+    return index, sync("vector", index, directory, store, add, settings=settings)

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from clear_rag.trace import from_json, render, to_json
+from clear_rag.types import Candidate, Contribution, StageResult, Trace
+
+
+def _cand(cid: str, score: float, **sources: tuple[int, float, float]) -> Candidate:
+    return Candidate(cid, cid.split("#")[0], 0, 4, score, {k: Contribution(*v) for k, v in sources.items()})
+
+
+TRACE = Trace(
+    id="t1",
+    query="q",
+    phrasings=("q",),
+    stages=(
+        StageResult("keyword", (_cand("a#0", 2.0, keyword=(1, 2.0, 2.0)), _cand("b#0", 1.0)), 1.0),
+        StageResult("vector", (_cand("b#0", 0.9), _cand("c#0", 0.5)), 2.0),
+        StageResult(
+            "fusion",
+            (
+                _cand("b#0", 1 / 61 + 1 / 62, keyword=(2, 1.0, 1 / 62), vector=(1, 0.9, 1 / 61)),
+                _cand("a#0", 1 / 61, keyword=(1, 2.0, 1 / 61)),
+                _cand("c#0", 1 / 62, vector=(2, 0.5, 1 / 62)),
+            ),
+            0.1,
+            {"method": "rrf", "k": 60},
+        ),
+        StageResult(
+            "rerank", (_cand("a#0", 3.0), _cand("c#0", 1.0), _cand("b#0", -1.0)), 5.0, {"input": "fusion"}
+        ),
+    ),
+)
+
+
+def test_json_round_trip_is_exact() -> None:
+    assert from_json(to_json(TRACE)) == TRACE
+
+
+def test_render_shows_sources_and_rank_moves() -> None:
+    text = render(TRACE, texts={"a#0": "alpha text"})
+    assert "[fusion] 3 candidates" in text
+    assert "from keyword #2 (1.000), vector #1 (0.900)" in text
+    rerank = text[text.index("[rerank]") :].splitlines()
+    assert rerank[1].split()[:2] == ["1.", "↑1"]  # a#0 was second after fusion
+    assert rerank[3].split()[:2] == ["2.", "↑1"]  # c#0 was third
+    assert rerank[4].split()[:2] == ["3.", "↓2"]  # b#0 was first
+    assert '"alpha text"' in text
