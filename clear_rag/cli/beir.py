@@ -118,8 +118,9 @@ def beir_command(
             },
             **run,
         }
-        target = results_dir / f"beir-{dataset.name}.json"
-        beir.save_row(target, f"beir-{dataset.name}", row)
+        suite = f"beir-{dataset.name.removeprefix('beir-')}"
+        target = results_dir / f"{suite}.json"
+        beir.save_row(target, suite, row)
         typer.echo(f"row {row_name!r} written to {target}")
 
 

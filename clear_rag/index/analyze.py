@@ -29,6 +29,7 @@ import functools
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 
 from clear_rag.index.porter import stem as porter_stem
 
@@ -36,13 +37,10 @@ _TOKEN_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "
 # SQLite decodes these two noncharacters as U+FFFD REPLACEMENT CHARACTER, a symbol.
 _READ_AS_SYMBOL = frozenset({0xFFFE, 0xFFFF})
 _DESERET = range(0x10400, 0x10450)
-_SURROGATES = range(0xD800, 0xE000)
 
 
 def _is_token_char(cp: int) -> bool:
-    if cp in _READ_AS_SYMBOL or cp in _SURROGATES:
-        return False
-    return unicodedata.category(chr(cp)) in _TOKEN_CATEGORIES
+    return cp not in _READ_AS_SYMBOL and unicodedata.category(chr(cp)) in _TOKEN_CATEGORIES
 
 
 def _single(text: str) -> str | None:
@@ -91,8 +89,8 @@ def _char_class(runs: list[tuple[int, int]]) -> str:
     )
 
 
-# Plain ASCII text, the common case, needs no table: its token characters are letters and digits.
-_ASCII_TOKEN = re.compile("[0-9A-Za-z]+")
+# Plain ASCII text, the common case, needs no table: once lower-cased, its tokens are [0-9a-z]+.
+_ASCII_TOKEN = re.compile("[0-9a-z]+")
 
 
 @functools.cache
@@ -120,19 +118,34 @@ def _tables() -> tuple[re.Pattern[str], re.Pattern[str], dict[int, str]]:
     )
 
 
+class _Memo(dict[str, str]):
+    """``memo[key]`` is ``function(key)``, computed once; cleared when it grows too large."""
+
+    def __init__(self, function: Callable[[str], str], limit: int = 1_000_000) -> None:
+        super().__init__()
+        self._function, self._limit = function, limit
+
+    def __missing__(self, key: str) -> str:
+        if len(self) >= self._limit:
+            self.clear()
+        value = self[key] = self._function(key)
+        return value
+
+
 class Analyzer:
     """Splits text into index terms: FTS5 ``unicode61 remove_diacritics 2``, optionally stemmed.
 
     ``terms`` returns every token in text order, repeats included, since term frequency and
-    document length both count them. Terms seen before come from a per-instance cache.
+    document length both count them. Folds and stems of tokens seen before come from memos.
     """
 
     def __init__(self, stem: bool = False) -> None:
         if not isinstance(stem, bool):
             raise ValueError(f"Analyzer stem={stem!r} is invalid; pass True or False")
         self.stem = stem
-        self._bmp_pattern, self._pattern, self._fold = _tables()
-        self._cache: dict[str, str] = {}
+        self._bmp_pattern, self._pattern, fold_table = _tables()
+        self._folded = _Memo(lambda token: token.translate(fold_table))
+        self._stemmed = _Memo(porter_stem)
 
     def __repr__(self) -> str:
         return f"Analyzer(stem={self.stem})"
@@ -141,24 +154,13 @@ class Analyzer:
         """The terms of ``text``, in order: tokens, case-folded, without diacritics, maybe stemmed."""
         if not isinstance(text, str):
             raise ValueError(f"text of type {type(text).__name__} cannot be analysed; pass a str")
-        cache = self._cache
-        terms: list[str] = []
-        append = terms.append
         if text.isascii():
-            tokens = _ASCII_TOKEN.findall(text)
-        elif max(text) <= "\uffff":
-            tokens = self._bmp_pattern.findall(text)
+            terms = _ASCII_TOKEN.findall(text.lower())
         else:
-            tokens = self._pattern.findall(text)
-        for token in tokens:
-            term = cache.get(token)
-            if term is None:
-                term = self._term(token)
-                if len(cache) < 2_000_000:
-                    cache[token] = term
-            append(term)
+            pattern = self._bmp_pattern if max(text) <= "\uffff" else self._pattern
+            folded = self._folded
+            terms = [folded[token] for token in pattern.findall(text)]
+        if self.stem:
+            stemmed = self._stemmed
+            return [stemmed[term] for term in terms]
         return terms
-
-    def _term(self, token: str) -> str:
-        term = token.lower() if token.isascii() else token.translate(self._fold)
-        return porter_stem(term) if self.stem else term

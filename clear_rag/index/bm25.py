@@ -170,21 +170,17 @@ class BM25Index:
         term_of = {t: i for i, t in enumerate(raw.vocab)} if replaced else dict(state.term_of)
         row_of = {d: i for i, d in enumerate(raw.ids)} if replaced else dict(state.row_of)
         row_of.update((doc_id, row) for row, doc_id in enumerate(ids, start=len(raw.ids)))
-        vocab = list(raw.vocab)
         new_terms: list[int] = []
-        new_docs: list[int] = []
         new_tfs: list[int] = []
-        for row, counter in enumerate(counts, start=len(raw.ids)):
-            for term, tf in counter.items():
-                term_id = term_of.get(term)
-                if term_id is None:
-                    term_id = term_of[term] = len(vocab)
-                    vocab.append(term)
-                new_terms.append(term_id)
-                new_docs.append(row)
-                new_tfs.append(tf)
+        for counter in counts:
+            # Ids are handed out in insertion order, so the dict's key order is the vocabulary.
+            new_terms += [term_of.setdefault(term, len(term_of)) for term in counter]
+            new_tfs += counter.values()
+        unique_terms = np.asarray([len(c) for c in counts], dtype=np.int64)
+        new_docs = np.repeat(np.arange(len(raw.ids), len(raw.ids) + len(ids), dtype=np.int64), unique_terms)
+        vocab = tuple(term_of)
         terms = np.concatenate([_term_of_postings(raw), np.asarray(new_terms, dtype=np.int64)])
-        docs = np.concatenate([raw.docs, np.asarray(new_docs, dtype=np.int64)])
+        docs = np.concatenate([raw.docs, new_docs])
         tfs = np.concatenate([raw.tfs, np.asarray(new_tfs, dtype=np.int64)])
         # The old postings are sorted by (term, document) and the new rows come after all old
         # ones, so a stable sort by term restores that order; timsort merges the two runs.
@@ -192,7 +188,7 @@ class BM25Index:
         new_len = np.asarray([c.total() for c in counts], dtype=np.int64)
         merged = _Postings(
             raw.ids + tuple(ids),
-            tuple(vocab),
+            vocab,
             _indptr(np.bincount(terms, minlength=len(vocab))),
             docs[order],
             tfs[order],

@@ -16,9 +16,8 @@ thousands of words against SQLite):
 4. The rules run over UTF-8 bytes, every byte of a non-ASCII character counting as a consonant.
    A step can therefore cut a multi-byte character in two; such a stem keeps the stray bytes as
    lone surrogates (``surrogateescape``), so it stays distinct from every other stem, as in FTS5.
-5. The ``*d`` (double consonant) and ``*o`` (consonant-vowel-consonant) tests look at each
-   letter alone: in ``*d`` a y is a consonant, in ``*o`` the middle y is a vowel and the first a
-   consonant, and a stem shorter than three letters is padded in front with consonants.
+5. In ``*d`` (double consonant, step 1b) a y counts as a consonant, so "yy" is a double
+   consonant, where the paper's definition would call the second y a vowel.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from clear_rag.parse.base import Parsed, decode_text
-from clear_rag.parse.text import Piece, assemble, no_text_error
+from clear_rag.parse.pieces import Piece, assemble, no_text_error
 from clear_rag.types import BLOCK_KINDS, BlockKind
 
 # Elements whose content a reader never sees (a <title> names the browser tab, wherever it is).

@@ -12,7 +12,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from clear_rag.parse.base import Parsed, decode_text
-from clear_rag.parse.text import Piece, assemble, no_text_error
+from clear_rag.parse.pieces import Piece, assemble, no_text_error
 
 _LIST_OPEN = {"bullet_list_open": "bullet_list_close", "ordered_list_open": "ordered_list_close"}
 _INLINE_BREAKS = {"<br>", "<br/>", "<br />"}

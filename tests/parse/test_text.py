@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from clear_rag.errors import BinaryFileError, EmptyFileError
+from clear_rag.parse.pieces import Piece, assemble
 from clear_rag.parse.registry import get_parser
-from clear_rag.parse.text import Piece, TextParser, assemble
+from clear_rag.parse.text import TextParser
 from clear_rag.types import Block
 
 
