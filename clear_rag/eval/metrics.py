@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 
 def _check(k: int) -> None:
@@ -58,3 +59,84 @@ def mrr_at_k(ranking: Sequence[str], qrels: Mapping[str, float], k: int) -> floa
 def first_occurrences(ids: Sequence[str]) -> list[str]:
     """``ids`` without repeats, keeping each one's best (first) position: chunk hits to documents."""
     return list(dict.fromkeys(ids))
+
+
+# -- span-anchored metrics: labels are character spans, so any chunking can be judged ----------------
+
+
+class Span(Protocol):
+    """Anything that occupies ``[start, end)`` of one document: a candidate, a chunk, a label."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+COVERAGE = 0.5
+
+
+def covers(chunk: Span, label: Span, threshold: float = COVERAGE) -> bool:
+    """A chunk covers a labelled span when it holds at least ``threshold`` of it: ``|c ∩ l| / |l|``.
+
+    Measured against the label's length, not the chunk's, so a big chunk is not punished for
+    holding more than the answer, and a label cut by a chunk boundary still counts as covered by
+    the chunk holding at least half of it.
+    """
+    if chunk.doc_id != label.doc_id or label.end <= label.start:
+        return False
+    inside = min(chunk.end, label.end) - max(chunk.start, label.start)
+    return inside / (label.end - label.start) >= threshold
+
+
+def covered_at(ranking: Sequence[Span], labels: Sequence[Span]) -> list[set[int]]:
+    """For each rank, the indices of the labels that ranked item covers."""
+    return [{i for i, label in enumerate(labels) if covers(item, label)} for item in ranking]
+
+
+def span_recall_at_k(ranking: Sequence[Span], labels: Sequence[Span], k: int) -> float:
+    """Labelled spans covered by the top ``k`` over all labelled spans (fixed whatever the chunking).
+
+    No labels: 0.0.
+    """
+    _check(k)
+    if not labels:
+        return 0.0
+    return len(set().union(*covered_at(ranking[:k], labels))) / len(labels)
+
+
+def first_covering_rank(ranking: Sequence[Span], labels: Sequence[Span]) -> int | None:
+    """The 1-based rank of the first item covering any label, or ``None``."""
+    for rank, hit in enumerate(covered_at(ranking, labels), start=1):
+        if hit:
+            return rank
+    return None
+
+
+def span_mrr_at_k(ranking: Sequence[Span], labels: Sequence[Span], k: int) -> float:
+    """``1 / rank`` of the first item within the top ``k`` covering any label; 0.0 if none does."""
+    _check(k)
+    rank = first_covering_rank(ranking[:k], labels)
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def span_ndcg_at_k(ranking: Sequence[Span], labels: Sequence[Span], k: int) -> float:
+    """nDCG@k with binary gains: an item gains 1 when it covers a label no earlier item covered.
+
+    Counting only newly covered labels keeps two chunks over the same answer from scoring twice;
+    the ideal ranking covers one new label per rank, so IDCG sums ``min(k, R)`` gains of 1 for
+    ``R`` labels. No labels: 0.0.
+    """
+    _check(k)
+    if not labels:
+        return 0.0
+    seen: set[int] = set()
+    gains = []
+    for hit in covered_at(ranking[:k], labels):
+        gains.append(1.0 if hit - seen else 0.0)
+        seen |= hit
+    return dcg(gains) / dcg([1.0] * min(k, len(labels)))

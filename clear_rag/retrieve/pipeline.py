@@ -76,11 +76,12 @@ class Pipeline:
             if reranker is None:
                 raise _missing("rerank", True, "a reranker model")
             self._rerank = RerankStage(reranker, self.chunk_text, shortlist=config.shortlist)
-        self.models = {
+        models = {
             "embedder": describe(embedder) if embedder is not None and vectors is not None else "",
             "reranker": describe(reranker) if reranker is not None and config.rerank else "",
             "tokenizer": tokenizer.name,
         }
+        self.models = {role: name for role, name in models.items() if name}
 
     def chunk_text(self, chunk_id: str) -> str:
         ref = self._table[chunk_id]
@@ -108,7 +109,7 @@ class Pipeline:
                 detail={
                     "input": current.name,
                     "shortlist": config.shortlist,
-                    "model": self.models["reranker"],
+                    "model": self.models.get("reranker", ""),
                 },
             )
             stages.append(current)
@@ -140,7 +141,7 @@ class Pipeline:
             stages=tuple(stages),
             context=context_text(packed),
             config={**config.to_dict(), "hash": config.hash()},
-            models={k: v for k, v in self.models.items() if v},
+            models=dict(self.models),
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
         return trace, packed

@@ -1,0 +1,200 @@
+"""The ablation runner: every row of a suite over the same questions, scored on span labels.
+
+Each chunking gets its own store (the corpus is parsed once per store and then skipped by hash), each
+row's traces are stored, and the metrics can be recomputed from those traces without any model
+(``replay``). Rows are compared with the baseline row and with the row before them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from clear_rag.chunk.factory import make_chunker
+from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.eval import metrics as m
+from clear_rag.eval.golden import GoldenSet, Question, load_golden
+from clear_rag.eval.significance import compare
+from clear_rag.eval.suite import Row, Suite
+from clear_rag.ingest import ingest
+from clear_rag.providers.base import Embedder, describe
+from clear_rag.session import open_pipeline
+from clear_rag.store.sqlite import Store
+from clear_rag.types import Candidate, Trace
+
+STORE_ROOT = Path(".clear-rag") / "ablate"
+METRICS: dict[str, tuple[Callable[[Sequence[m.Span], Sequence[m.Span], int], float], int]] = {
+    "recall@5": (m.span_recall_at_k, 5),
+    "recall@10": (m.span_recall_at_k, 10),
+    "mrr@10": (m.span_mrr_at_k, 10),
+    "ndcg@10": (m.span_ndcg_at_k, 10),
+}
+Progress = Callable[[Iterable[Question], str], Iterable[Question]]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A suite's data in one store: the store for a chunking, and the golden set resolved in it."""
+
+    store: Store
+    golden: GoldenSet
+    corpus_sha256: str
+
+
+def ranked_stage(trace: Trace) -> tuple[Candidate, ...]:
+    """The final ranking a trace produced: its last stage before context assembly."""
+    ranked = [s for s in trace.stages if s.name != "context"]
+    return ranked[-1].candidates if ranked else ()
+
+
+def score(ranking: Sequence[Candidate], question: Question) -> dict[str, Any]:
+    """Per-question metrics and detail for one ranking."""
+    labels = question.labels
+    first = m.first_covering_rank(ranking, labels)
+    covered = sorted(set().union(*m.covered_at(ranking[:10], labels)))
+    return {
+        "id": question.id,
+        "category": question.category,
+        "first_rank": first,
+        "covered": covered,
+        "labels": len(labels),
+        "retrieved": [c.chunk_id for c in ranking[:10]],
+        "metrics": {name: round(fn(ranking, labels, k), 6) for name, (fn, k) in METRICS.items()},
+    }
+
+
+def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
+    key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
+    digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
+    return root / f"{suite.name}-{chunking.chunker}-{digest}"
+
+
+def prepare(suite: Suite, chunking: ChunkingConfig, root: Path) -> Prepared:
+    """Open (or fill) the store for one chunking of the suite's corpus and resolve the golden set."""
+    if suite.corpus is None or suite.golden is None:
+        raise ValueError(f"suite {suite.name!r} has no corpus/golden pair")
+    store = Store(store_dir(suite, chunking, root), root=Path.cwd())
+    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+    report = ingest(store, [suite.corpus], chunker, prune=True)
+    failed = [o.message for o in report.outcomes if o.action == "failed"]
+    if failed:
+        raise ValueError(f"suite {suite.name!r}: corpus files failed to ingest: {failed}")
+    records = store.records()
+    texts = {r.id: store.document_text(r.id) for r in records}
+    corpus = hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
+    return Prepared(store, load_golden(suite.golden, texts), corpus)
+
+
+def run_row(
+    row: Row, prepared: Prepared, embedder: Embedder | None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Run one row over every question; per-question detail, aggregates and timings."""
+    vector = "vector" in row.config.retrievers
+    pipeline, _ = open_pipeline(prepared.store, row.config, embedder=embedder if vector else None)
+    questions: list[dict[str, Any]] = []
+    seconds: list[float] = []
+    items = prepared.golden.questions
+    for question in progress(items, row.name) if progress is not None else items:
+        started = time.perf_counter()
+        trace, _ = pipeline.retrieve(question.question)
+        seconds.append(time.perf_counter() - started)
+        prepared.store.save_trace(trace, config_hash=row.config.hash())
+        questions.append({**score(ranked_stage(trace), question), "trace": trace.id})
+    return {
+        "name": row.name,
+        "config": row.config.to_dict(),
+        "config_hash": row.config.hash(),
+        "models": pipeline.models,
+        "store": str(prepared.store.directory),
+        "metrics": aggregate(questions),
+        "by_category": {
+            cat: aggregate([q for q in questions if q["category"] == cat])
+            for cat in prepared.golden.categories()
+        },
+        "seconds_per_question": round(statistics.median(seconds), 4) if seconds else 0.0,
+        "questions": questions,
+    }
+
+
+def aggregate(questions: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    if not questions:
+        return {name: 0.0 for name in METRICS}
+    return {name: round(statistics.fmean(q["metrics"][name] for q in questions), 4) for name in METRICS}
+
+
+def comparisons(rows: list[dict[str, Any]], baseline: str) -> None:
+    """Attach paired comparisons against the baseline row and the previous row to every row."""
+    by_name = {r["name"]: r for r in rows}
+    for n, row in enumerate(rows):
+        against = {"baseline": by_name[baseline]} if row["name"] != baseline else {}
+        if n > 0:
+            against["previous"] = rows[n - 1]
+        row["comparisons"] = {
+            role: {
+                name: compare(
+                    name,
+                    other["name"],
+                    [q["metrics"][name] for q in other["questions"]],
+                    [q["metrics"][name] for q in row["questions"]],
+                ).to_dict()
+                for name in METRICS
+            }
+            for role, other in against.items()
+        }
+
+
+def run_suite(
+    suite: Suite,
+    *,
+    embedder: Embedder | None,
+    root: Path = STORE_ROOT,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Every row of ``suite``; the result document ``results/<suite>.json`` holds."""
+    prepared: dict[ChunkingConfig, Prepared] = {}
+    rows = []
+    for row in suite.rows:
+        chunking = row.config.chunking
+        if chunking not in prepared:
+            prepared[chunking] = prepare(suite, chunking, root)
+        rows.append(run_row(row, prepared[chunking], embedder, progress))
+    comparisons(rows, suite.baseline)
+    first = next(iter(prepared.values()))
+    golden = first.golden
+    for item in prepared.values():
+        item.store.close()
+    return {
+        "suite": suite.name,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "embedder": describe(embedder) if embedder is not None else None,
+        "corpus": {"path": str(suite.corpus), "sha256": first.corpus_sha256},
+        "golden": {
+            "path": str(suite.golden),
+            "sha256": golden.sha256,
+            "questions": len(golden.questions),
+            "categories": {c: sum(q.category == c for q in golden.questions) for c in golden.categories()},
+        },
+        "baseline": suite.baseline,
+        "metric_names": list(METRICS),
+        "rows": rows,
+    }
+
+
+def replay(result: Mapping[str, Any], suite: Suite, root: Path = STORE_ROOT) -> dict[str, dict[str, Any]]:
+    """Recompute every row's per-question metrics from its stored traces, with no model at all."""
+    replayed: dict[str, dict[str, Any]] = {}
+    for row_result, row in zip(result["rows"], suite.rows, strict=True):
+        with Store(store_dir(suite, row.config.chunking, root)) as store:
+            texts = {r.id: store.document_text(r.id) for r in store.records()}
+            golden = {q.id: q for q in load_golden(suite.golden or Path(), texts).questions}
+            replayed[row.name] = {
+                q["id"]: score(ranked_stage(store.load_trace(q["trace"])), golden[q["id"]])["metrics"]
+                for q in row_result["questions"]
+            }
+    return replayed

@@ -1,0 +1,194 @@
+"""Golden sets: questions labelled with quotes, resolved to character spans at load time.
+
+Labels are quotes, never chunk ids, so one golden set judges every chunking of the corpus. A quote is
+matched whitespace-normalised and exactly, within its named document or across the corpus; a quote
+that matches nothing, or more than once, is an error naming the question, the quote and what was
+found, because a label that silently points at the wrong span corrupts every metric built on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import InputError
+
+CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage")
+
+
+class LabelError(InputError):
+    """A quote that resolves to no span or to more than one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """A labelled span of one document's canonical text, and the quote it came from."""
+
+    doc_id: str
+    start: int
+    end: int
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    question: str
+    category: str
+    note: str
+    labels: tuple[Label, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSet:
+    name: str
+    questions: tuple[Question, ...]
+    sha256: str  # of the golden file's bytes: results record which labels they were measured on
+
+    def categories(self) -> list[str]:
+        return sorted({q.category for q in self.questions})
+
+
+class NormalisedText:
+    """A text with whitespace runs collapsed to one space, and a map back to the original offsets."""
+
+    def __init__(self, text: str) -> None:
+        pieces: list[str] = []
+        origin: list[int] = []
+        for match in re.finditer(r"\s+|\S+", text):
+            if match.group().isspace():
+                if pieces:  # leading whitespace is dropped; inner runs become one space
+                    pieces.append(" ")
+                    origin.append(match.start())
+            else:
+                pieces.append(match.group())
+                origin.extend(range(match.start(), match.end()))
+        self.text = "".join(pieces)
+        self._origin = origin
+        self._length = len(text)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original ``[start, end)`` of normalised ``[start, end)`` (``end`` exclusive, ``> start``)."""
+        return self._origin[start], self._origin[end - 1] + 1
+
+    def find_all(self, needle: str) -> list[int]:
+        found, at = [], self.text.find(needle)
+        while at >= 0:
+            found.append(at)
+            at = self.text.find(needle, at + 1)
+        return found
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def resolve(
+    question_id: str, quote: str, doc_id: str | None, texts: Mapping[str, NormalisedText], source: str
+) -> Label:
+    """The one span ``quote`` occupies, in ``doc_id`` or (when ``None``) anywhere in the corpus."""
+    needle = normalise(quote)
+    if not needle:
+        raise LabelError(
+            "has an empty quote", path=source, field=f"{question_id}.quote", fix="Quote the answer's text"
+        )
+    if doc_id is not None and doc_id not in texts:
+        raise LabelError(
+            "names a document that is not in the corpus",
+            path=source,
+            field=f"{question_id}.doc",
+            value=doc_id,
+            fix=f"Use one of: {', '.join(sorted(texts)[:12])}",
+        )
+    scope = [doc_id] if doc_id is not None else sorted(texts)
+    hits = [(doc, at) for doc in scope for at in texts[doc].find_all(needle)]
+    if len(hits) == 1:
+        doc, at = hits[0]
+        start, end = texts[doc].span(at, at + len(needle))
+        return Label(doc, start, end, quote)
+    where = f"in {doc_id}" if doc_id is not None else "in the corpus"
+    if hits:
+        found = "; ".join(f"{doc} at {texts[doc].span(at, at + len(needle))[0]}" for doc, at in hits[:5])
+        raise LabelError(
+            f"quote {needle!r} matches {len(hits)} times {where} ({found})",
+            path=source,
+            field=question_id,
+            fix="Lengthen the quote until it is unique, or name its document with doc:",
+        )
+    raise LabelError(
+        f"quote {needle!r} matches nothing {where}; {_nearest(needle, [texts[d] for d in scope], scope)}",
+        path=source,
+        field=question_id,
+        fix="Copy the quote from the document's parsed text (markup such as ** or ` is not part of it)",
+    )
+
+
+def _nearest(needle: str, texts: list[NormalisedText], names: list[str]) -> str:
+    """Where the longest word prefix of the quote occurs, and the text that follows it there."""
+    words = needle.split(" ")
+    for n in range(len(words) - 1, 1, -1):
+        prefix = " ".join(words[:n])
+        for name, text in zip(names, texts, strict=True):
+            at = text.text.find(prefix)
+            if at >= 0:
+                tail = text.text[at + len(prefix) : at + len(prefix) + 40]
+                return f"its first {n} words occur in {name}, followed by {tail!r}"
+    return "not even its first two words occur together"
+
+
+def load_golden(path: str | Path, texts: Mapping[str, str]) -> GoldenSet:
+    """Read a golden YAML file and resolve every quote against ``texts`` (doc id -> canonical text)."""
+    import yaml
+
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        data: Any = yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        raise InputError(f"is not valid YAML ({err})", path=str(path), fix="Fix the syntax") from None
+    rows = data.get("questions") if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise InputError("holds no list of questions", path=str(path), fix="Put them under questions:")
+    normalised = {doc: NormalisedText(text) for doc, text in texts.items()}
+    questions = [_question(row, n, normalised, str(path)) for n, row in enumerate(rows, start=1)]
+    ids = [q.id for q in questions]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise InputError("repeats question ids", path=str(path), value=repeated, fix="Make each id unique")
+    name = data.get("name", path.stem) if isinstance(data, dict) else path.stem
+    return GoldenSet(str(name), tuple(questions), hashlib.sha256(raw).hexdigest())
+
+
+def _question(row: Any, number: int, texts: Mapping[str, NormalisedText], source: str) -> Question:
+    where = f"question {number}"
+    if not isinstance(row, dict):
+        raise InputError(
+            "is not a mapping", path=source, field=where, fix="Give id, question, category, answers"
+        )
+    for key in ("id", "question", "category", "answers"):
+        if key not in row:
+            raise InputError(f"lacks {key}", path=source, field=str(row.get("id", where)), fix=f"Add {key}:")
+    qid = str(row["id"])
+    if row["category"] not in CATEGORIES:
+        raise InputError(
+            "has an unknown category",
+            path=source,
+            field=f"{qid}.category",
+            value=row["category"],
+            fix=f"Use one of: {', '.join(CATEGORIES)}",
+        )
+    answers: Iterable[Any] = row["answers"] or []
+    labels = tuple(
+        resolve(qid, str(a.get("quote", "")), a.get("doc"), texts, source)
+        for a in answers
+        if isinstance(a, dict)
+    )
+    if not labels:
+        raise InputError(
+            "has no answers", path=source, field=qid, fix="Add at least one quote under answers:"
+        )
+    return Question(qid, str(row["question"]), str(row["category"]), str(row.get("note", "")), labels)

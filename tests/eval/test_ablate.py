@@ -1,0 +1,123 @@
+"""The ablation runner end to end on the fake providers: rows, comparisons, replay, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clear_rag.cli import app
+from clear_rag.eval import ablate
+from clear_rag.eval.golden import LabelError
+from clear_rag.eval.suite import load_suite
+from clear_rag.providers.fake import HashEmbedder
+
+GOLDEN = """
+questions:
+  - id: pads
+    question: when do disc brake pads need replacing
+    category: factual
+    answers: [{doc: docs/a.md, quote: "Disc brakes need new pads at 1.5 mm."}]
+  - id: pressure
+    question: how hard should road tyres be pumped
+    category: paraphrase
+    answers: [{quote: "Tyre pressure for road bikes is 80 to 100 psi."}]
+  - id: chain
+    question: chain stretch limit
+    category: identifier
+    answers:
+      - {doc: docs/sub/c.html, quote: "Replace a chain at 0.5% stretch."}
+      - {doc: docs/a.md, quote: bleed yearly}
+"""
+
+SUITE = """
+name: toy
+corpus: docs
+golden: golden.yaml
+baseline: hybrid
+base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
+rows:
+  - {name: dense, set: {retrievers: [vector]}}
+  - {name: bm25, set: {retrievers: [keyword]}}
+  - {name: hybrid}
+  - {name: hybrid minmax, set: {fusion: minmax}}
+  - {name: bigger chunks, set: {chunking: {size: 32}}}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
+    (tmp_path / "toy.yaml").write_text(SUITE, encoding="utf-8")
+    return tmp_path
+
+
+def test_rows_metrics_and_comparisons(project: Path) -> None:
+    suite = load_suite("toy.yaml")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    rows = {r["name"]: r for r in result["rows"]}
+    assert list(rows) == ["dense", "bm25", "hybrid", "hybrid minmax", "bigger chunks"]
+    assert result["golden"]["questions"] == 3
+    bm25 = {q["id"]: q for q in rows["bm25"]["questions"]}
+    assert bm25["pads"]["first_rank"] == 1
+    assert bm25["pads"]["metrics"]["mrr@10"] == 1.0
+    assert bm25["chain"]["labels"] == 2
+    assert rows["hybrid"]["comparisons"].keys() == {"previous"}
+    versus = rows["dense"]["comparisons"]["baseline"]["ndcg@10"]
+    assert versus["against"] == "hybrid"
+    assert versus["up"] + versus["down"] + versus["ties"] == 3
+    assert rows["bm25"]["models"].get("embedder") is None
+    assert rows["dense"]["models"]["embedder"].startswith("hash")
+    assert rows["bigger chunks"]["store"] != rows["hybrid"]["store"]  # its own chunking, its own store
+
+
+def test_replay_from_stored_traces_equals_the_live_run(project: Path) -> None:
+    suite = load_suite("toy.yaml")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    replayed = ablate.replay(result, suite, root=project / "stores")
+    for row in result["rows"]:
+        assert {q["id"]: q["metrics"] for q in row["questions"]} == replayed[row["name"]]
+
+
+def test_two_runs_give_identical_metrics(project: Path) -> None:
+    runner = CliRunner()
+    outputs = []
+    for run in ("one", "two"):
+        result = runner.invoke(
+            app, ["ablate", "toy.yaml", "--embedder", "hash", "--save-results", "--results-dir", run]
+        )
+        assert result.exit_code == 0, result.output
+        data = json.loads((project / run / "toy.json").read_text())
+        outputs.append([(r["metrics"], r["by_category"], r["comparisons"]) for r in data["rows"]])
+    assert outputs[0] == outputs[1]
+    replay = runner.invoke(app, ["ablate", "toy.yaml", "--replay", "--results-dir", "two"])
+    assert replay.exit_code == 0, replay.output
+    assert "all metrics identical" in replay.output
+
+
+def test_rechunking_at_another_size_keeps_labels_valid(project: Path) -> None:
+    suite = load_suite("toy.yaml")
+    spans = set()
+    for size in (4, 16, 64):
+        chunking = suite.rows[0].config.chunking.__class__(chunker="fixed", size=size, overlap=0)
+        prepared = ablate.prepare(suite, chunking, project / "stores")
+        spans.add(tuple((b.doc_id, b.start, b.end) for q in prepared.golden.questions for b in q.labels))
+        prepared.store.close()
+    assert len(spans) == 1
+
+
+def test_ambiguous_and_missing_quotes_are_errors(project: Path) -> None:
+    golden = project / "golden.yaml"
+    golden.write_text(GOLDEN.replace("bleed yearly", "ee"), encoding="utf-8")
+    with pytest.raises(
+        LabelError, match=r"chain: quote 'ee' matches 2 times in docs/a.md \(docs/a.md at \d+"
+    ):
+        ablate.prepare(load_suite("toy.yaml"), load_suite("toy.yaml").rows[0].config.chunking, project / "s")
+    golden.write_text(GOLDEN.replace("80 to 100 psi", "90 psi"), encoding="utf-8")
+    with pytest.raises(
+        LabelError, match=r"pressure: quote .* matches nothing in the corpus; its first 6 words"
+    ):
+        ablate.prepare(load_suite("toy.yaml"), load_suite("toy.yaml").rows[0].config.chunking, project / "s")
