@@ -91,12 +91,16 @@ def table(result: dict[str, Any]) -> str:
         versus = row["comparisons"].get("baseline", {}).get("ndcg@10")
         note = (
             f"  {versus['difference']:+.4f} [{versus['ci_low']:+.3f}, {versus['ci_high']:+.3f}] "
-            f"p={versus['p_sign']:.3f} ({versus['up']} up, {versus['down']} down)"
+            f"{_p(versus['p_sign'])} ({versus['up']} up, {versus['down']} down)"
             if versus
             else "  (baseline)"
         )
         lines.append(f"{row['name']:<{width}}  {cells}{note}")
     return "\n".join(lines)
+
+
+def _p(value: float) -> str:
+    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
 
 
 def _progress(questions: Iterable[Question], row: str) -> Iterable[Question]:
