@@ -18,11 +18,12 @@ from typing import Any
 
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.eval import beir
 from clear_rag.eval import metrics as m
 from clear_rag.eval.golden import GoldenSet, Question, load_golden
 from clear_rag.eval.significance import compare
 from clear_rag.eval.suite import Row, Suite
-from clear_rag.ingest import ingest
+from clear_rag.ingest import ingest, ingest_documents
 from clear_rag.providers.base import Embedder, describe
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store
@@ -45,6 +46,7 @@ class Prepared:
     store: Store
     golden: GoldenSet
     corpus_sha256: str
+    qrels: Mapping[str, Mapping[str, float]] | None = None  # document-level judgements (BEIR)
 
 
 def ranked_stage(trace: Trace) -> tuple[Candidate, ...]:
@@ -69,6 +71,17 @@ def score(ranking: Sequence[Candidate], question: Question) -> dict[str, Any]:
     }
 
 
+def evaluate(
+    trace: Trace, question: Question, qrels: Mapping[str, Mapping[str, float]] | None
+) -> dict[str, Any]:
+    """Score a trace's ranking on span labels and, where judged per document, on the qrels too."""
+    detail = score(ranked_stage(trace), question)
+    if qrels is not None:
+        ranking = m.first_occurrences([c.doc_id for c in ranked_stage(trace)])
+        detail["metrics"]["doc ndcg@10"] = round(m.ndcg_at_k(ranking, qrels.get(question.id, {}), 10), 6)
+    return detail
+
+
 def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
     key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
     digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
@@ -76,19 +89,31 @@ def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
 
 
 def prepare(suite: Suite, chunking: ChunkingConfig, root: Path) -> Prepared:
-    """Open (or fill) the store for one chunking of the suite's corpus and resolve the golden set."""
+    """Open (or fill) the store for one chunking of the suite's corpus and resolve its labels."""
+    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+    if suite.beir is not None:
+        dataset = beir.load(suite.beir)
+        store = Store(store_dir(suite, chunking, root), root=suite.beir)
+        ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
+        return Prepared(store, golden_in(suite, store), beir.file_sha256(dataset.corpus_path), dataset.qrels)
     if suite.corpus is None or suite.golden is None:
         raise ValueError(f"suite {suite.name!r} has no corpus/golden pair")
     store = Store(store_dir(suite, chunking, root), root=Path.cwd())
-    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
     report = ingest(store, [suite.corpus], chunker, prune=True)
     failed = [o.message for o in report.outcomes if o.action == "failed"]
     if failed:
         raise ValueError(f"suite {suite.name!r}: corpus files failed to ingest: {failed}")
     records = store.records()
-    texts = {r.id: store.document_text(r.id) for r in records}
     corpus = hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
-    return Prepared(store, load_golden(suite.golden, texts), corpus)
+    return Prepared(store, golden_in(suite, store), corpus)
+
+
+def golden_in(suite: Suite, store: Store) -> GoldenSet:
+    """The suite's labels resolved against the canonical texts in ``store``."""
+    texts = {r.id: store.document_text(r.id) for r in store.records()}
+    if suite.beir is not None:
+        return beir.rationale_golden(beir.load(suite.beir), texts)
+    return load_golden(suite.golden or Path(), texts)
 
 
 def run_row(
@@ -105,13 +130,15 @@ def run_row(
         trace, _ = pipeline.retrieve(question.question)
         seconds.append(time.perf_counter() - started)
         prepared.store.save_trace(trace, config_hash=row.config.hash())
-        questions.append({**score(ranked_stage(trace), question), "trace": trace.id})
+        questions.append({**evaluate(trace, question, prepared.qrels), "trace": trace.id})
     return {
         "name": row.name,
         "config": row.config.to_dict(),
         "config_hash": row.config.hash(),
         "models": pipeline.models,
         "store": str(prepared.store.directory),
+        "corpus_sha256": prepared.corpus_sha256,
+        "golden_sha256": prepared.golden.sha256,
         "metrics": aggregate(questions),
         "by_category": {
             cat: aggregate([q for q in questions if q["category"] == cat])
@@ -123,9 +150,11 @@ def run_row(
 
 
 def aggregate(questions: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean of each metric over ``questions`` (all of them carry the same metric names)."""
     if not questions:
-        return {name: 0.0 for name in METRICS}
-    return {name: round(statistics.fmean(q["metrics"][name] for q in questions), 4) for name in METRICS}
+        return {}
+    names = questions[0]["metrics"]
+    return {name: round(statistics.fmean(q["metrics"][name] for q in questions), 4) for name in names}
 
 
 def comparisons(rows: list[dict[str, Any]], baseline: str) -> None:
@@ -143,7 +172,7 @@ def comparisons(rows: list[dict[str, Any]], baseline: str) -> None:
                     [q["metrics"][name] for q in other["questions"]],
                     [q["metrics"][name] for q in row["questions"]],
                 ).to_dict()
-                for name in METRICS
+                for name in row["metrics"]
             }
             for role, other in against.items()
         }
@@ -173,15 +202,15 @@ def run_suite(
         "suite": suite.name,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "embedder": describe(embedder) if embedder is not None else None,
-        "corpus": {"path": str(suite.corpus), "sha256": first.corpus_sha256},
+        "corpus": {"path": str(suite.beir or suite.corpus), "sha256": first.corpus_sha256},
         "golden": {
-            "path": str(suite.golden),
+            "path": str(suite.golden or (suite.beir or Path()) / beir.RATIONALES),
             "sha256": golden.sha256,
             "questions": len(golden.questions),
             "categories": {c: sum(q.category == c for q in golden.questions) for c in golden.categories()},
         },
         "baseline": suite.baseline,
-        "metric_names": list(METRICS),
+        "metric_names": list(rows[0]["metrics"]),
         "rows": rows,
     }
 
@@ -191,10 +220,10 @@ def replay(result: Mapping[str, Any], suite: Suite, root: Path = STORE_ROOT) -> 
     replayed: dict[str, dict[str, Any]] = {}
     for row_result, row in zip(result["rows"], suite.rows, strict=True):
         with Store(store_dir(suite, row.config.chunking, root)) as store:
-            texts = {r.id: store.document_text(r.id) for r in store.records()}
-            golden = {q.id: q for q in load_golden(suite.golden or Path(), texts).questions}
+            golden = {q.id: q for q in golden_in(suite, store).questions}
+            qrels = beir.load(suite.beir).qrels if suite.beir is not None else None
             replayed[row.name] = {
-                q["id"]: score(ranked_stage(store.load_trace(q["trace"])), golden[q["id"]])["metrics"]
+                q["id"]: evaluate(store.load_trace(q["trace"]), golden[q["id"]], qrels)["metrics"]
                 for q in row_result["questions"]
             }
     return replayed

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import InputError
+from clear_rag.eval.golden import GoldenSet, Label, Question
 from clear_rag.eval.metrics import first_occurrences, mrr_at_k, ndcg_at_k, recall_at_k
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.types import Block, Document
@@ -47,7 +48,7 @@ def _bad(path: Path, line: int, what: str, fix: str) -> InputError:
     return InputError(what, path=f"{path}:{line}", fix=fix)
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _jsonl(path: Path, *, key: str = "_id") -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise InputError("is missing", path=str(path), fix="Point to a BEIR dataset folder")
     with path.open(encoding="utf-8") as lines:
@@ -58,8 +59,8 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
                 raise _bad(path, number, f"is not valid JSON ({err.msg})", "Fix or remove the line") from None
-            if not isinstance(row, dict) or "_id" not in row:
-                raise _bad(path, number, "has no _id field", "Each line needs an object with _id")
+            if not isinstance(row, dict) or key not in row:
+                raise _bad(path, number, f"has no {key} field", f"Each line needs an object with {key}")
             yield number, row
 
 
@@ -164,3 +165,55 @@ def save_row(path: Path, suite: str, row: dict[str, Any]) -> None:
     data["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+RATIONALES = "test_rationale_spans.jsonl"
+
+
+def _body_shifts(dataset: BeirDataset) -> dict[str, int]:
+    """Per document, how far its raw ``text`` field's offsets move in our canonical text."""
+    shifts = {}
+    for _, row in _jsonl(dataset.corpus_path):
+        title, raw = str(row.get("title") or "").strip(), str(row.get("text") or "")
+        body = raw.strip()
+        prefix = len(title) + 2 if title and body else 0
+        shifts[str(row["_id"])] = prefix - (len(raw) - len(raw.lstrip()))
+    return shifts
+
+
+def rationale_golden(dataset: BeirDataset, texts: dict[str, str]) -> GoldenSet:
+    """SciFact's rationale sentences as span labels, shifted into our canonical text.
+
+    The file gives offsets into each document's ``text`` field; our canonical text puts the title
+    and a blank line before it, so each span moves by that much. Every shifted span is checked
+    against the sentence it should hold. Questions are the claims, in the split's query order.
+    """
+    path = dataset.folder / RATIONALES
+    if not path.is_file():
+        raise InputError(
+            "is missing", path=str(path), fix="Span labels need the rationale file beside qrels/"
+        )
+    shifts = _body_shifts(dataset)
+    labels: dict[str, list[Label]] = {}
+    claims: dict[str, tuple[str, str]] = {}
+    for number, row in _jsonl(path, key="query_id"):
+        doc_id, qid = str(row["doc_id"]), str(row["query_id"])
+        if doc_id not in texts:
+            raise _bad(path, number, f"names document {doc_id!r}, not in the corpus", "Check the dataset")
+        for span in row["spans"]:
+            start = shifts[doc_id] + int(span["start"])
+            end = start + int(span["end"]) - int(span["start"])
+            if texts[doc_id][start:end] != span["text"]:
+                raise _bad(
+                    path,
+                    number,
+                    f"span [{span['start']}, {span['end']}) of {doc_id} is not its sentence",
+                    "Check that the corpus and the rationale file are the same version",
+                )
+            labels.setdefault(qid, []).append(Label(doc_id, start, end, span["text"]))
+        claims[qid] = (str(row["claim"]), str(row.get("label") or "claim").lower())
+    questions = tuple(
+        Question(qid, claims[qid][0], claims[qid][1], "", tuple(labels[qid]))
+        for qid in sorted(labels, key=lambda q: (len(q), q))
+    )
+    return GoldenSet(f"{dataset.name}-rationales", questions, file_sha256(path))

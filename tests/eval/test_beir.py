@@ -117,3 +117,62 @@ def test_scifact_bm25_matches_published_figures(
     assert result.exit_code == 0, result.output
     ndcg = float(result.output.split("ndcg@10 ")[1].split()[0])
     assert math.isclose(ndcg, published, abs_tol=tolerance), ndcg
+
+
+def test_rationale_spans_shift_into_the_canonical_text(tmp_path: Path) -> None:
+    folder = _dataset(tmp_path / "toy")
+    rows = [
+        {
+            "query_id": "q1",
+            "claim": "pads wear",
+            "doc_id": "d1",
+            "label": "SUPPORT",
+            "spans": [{"start": 0, "end": 26, "text": "Disc brake pads wear down."}],
+        },
+        {
+            "query_id": "q2",
+            "claim": "grip",
+            "doc_id": "d2",
+            "label": "CONTRADICT",
+            "spans": [{"start": 0, "end": 13, "text": "Tyre pressure"}],
+        },
+    ]
+    (folder / beir.RATIONALES).write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    data = beir.load(folder)
+    texts = {d.id: d.text for d in beir.documents(data)}
+    golden = beir.rationale_golden(data, texts)
+    by_id = {q.id: q for q in golden.questions}
+    (pads,) = by_id["q1"].labels
+    assert texts["d1"][pads.start : pads.end] == "Disc brake pads wear down."
+    assert pads.start == len("Brakes\n\n")  # shifted past the title; d2 has none
+    assert by_id["q2"].labels[0].start == 0
+    assert (by_id["q1"].category, by_id["q2"].category) == ("support", "contradict")
+
+
+def test_a_rationale_span_that_misses_its_sentence_is_an_error(tmp_path: Path) -> None:
+    folder = _dataset(tmp_path / "toy")
+    row = {"query_id": "q1", "claim": "c", "doc_id": "d1", "spans": [{"start": 1, "end": 5, "text": "Disc"}]}
+    (folder / beir.RATIONALES).write_text(json.dumps(row), encoding="utf-8")
+    data = beir.load(folder)
+    with pytest.raises(
+        InputError, match=r"test_rationale_spans\.jsonl:1: span \[1, 5\) of d1 is not its sentence"
+    ):
+        beir.rationale_golden(data, {d.id: d.text for d in beir.documents(data)})
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact is not in ../shared/data")
+def test_scifact_suite_resolves_every_rationale_span(tmp_path: Path) -> None:
+    from clear_rag.eval import ablate
+    from clear_rag.eval.suite import load_suite
+
+    suite = load_suite(str(Path(__file__).resolve().parents[2] / "golden" / "suites" / "scifact.yaml"))
+    suite = type(suite)(suite.name, suite.path, suite.rows, suite.baseline, beir=SCIFACT)
+    prepared = ablate.prepare(suite, suite.rows[0].config.chunking, tmp_path)
+    questions = prepared.golden.questions
+    assert len(questions) == 188
+    assert sum(len(q.labels) for q in questions) == 366
+    for question in questions:
+        for label in question.labels:
+            assert prepared.store.document_text(label.doc_id)[label.start : label.end] == label.quote
+    prepared.store.close()
