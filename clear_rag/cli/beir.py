@@ -125,15 +125,14 @@ def beir_command(
 
 
 def _default_name(settings: PipelineConfig) -> str:
-    parts = ["+".join(settings.retrievers)]
-    if "keyword" in settings.retrievers:
-        parts.append(f"bm25 k1={settings.bm25_k1} b={settings.bm25_b} idf={settings.idf}")
-        parts.append("porter" if settings.stem else "unstemmed")
-    if len(settings.retrievers) > 1:
-        parts.append(settings.fusion)
-    if settings.rerank:
-        parts.append("rerank")
-    return " ".join(parts)
+    """E.g. ``bm25 (fts5 idf, porter)``, ``dense``, ``hybrid rrf (lucene idf, unstemmed)``."""
+    kinds = set(settings.retrievers)
+    name = {frozenset({"keyword"}): "bm25", frozenset({"vector"}): "dense"}.get(
+        frozenset(kinds), f"hybrid {'rrf' if settings.fusion == 'rrf' else 'min-max'}"
+    )
+    if "keyword" in kinds:
+        name += f" ({settings.idf} idf, {'porter' if settings.stem else 'unstemmed'})"
+    return name + (" + rerank" if settings.rerank else "")
 
 
 def _queries(ids: Iterable[str]) -> Iterable[str]:

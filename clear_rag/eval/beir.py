@@ -160,8 +160,11 @@ def save_row(path: Path, suite: str, row: dict[str, Any]) -> None:
     data: dict[str, Any] = {"suite": suite, "rows": []}
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
-    rows = [r for r in data["rows"] if r["name"] != row["name"]] + [row]
-    data["rows"] = sorted(rows, key=lambda r: str(r["name"]))
+    names = [r["name"] for r in data["rows"]]
+    if row["name"] in names:  # replaced where it stood, so the table keeps its order
+        data["rows"][names.index(row["name"])] = row
+    else:
+        data["rows"].append(row)
     data["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

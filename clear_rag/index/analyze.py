@@ -89,8 +89,13 @@ def _char_class(runs: list[tuple[int, int]]) -> str:
     )
 
 
-# Plain ASCII text, the common case, needs no table: once lower-cased, its tokens are [0-9a-z]+.
-_ASCII_TOKEN = re.compile("[0-9a-z]+")
+# Plain ASCII text, the common case, needs no table: its tokens are the runs of [0-9A-Za-z],
+# lower-cased. One bytes.translate maps A-Z to a-z and every other byte to a space, and split()
+# then yields exactly those runs: two C passes, about twice as fast as lower() and a regex findall.
+_ASCII_FOLD = bytes(
+    byte + 32 if 0x41 <= byte <= 0x5A else byte if 0x30 <= byte <= 0x39 or 0x61 <= byte <= 0x7A else 0x20
+    for byte in range(256)
+)
 
 
 @functools.cache
@@ -116,6 +121,15 @@ def _tables() -> tuple[re.Pattern[str], re.Pattern[str], dict[int, str]]:
         re.compile(f"[{full}][{full}{marks}]*"),
         fold,
     )
+
+
+def _bmp_only(text: str) -> bool:
+    """True when no character of ``text`` lies above U+FFFF, so that UTF-16 takes 2 bytes for each.
+
+    It replaced ``max(text) <= "\\uffff"``, which walked the text one character object at a time
+    and took a quarter of the time spent analysing non-ASCII text.
+    """
+    return len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)
 
 
 class _Memo(dict[str, str]):
@@ -155,9 +169,9 @@ class Analyzer:
         if not isinstance(text, str):
             raise ValueError(f"text of type {type(text).__name__} cannot be analysed; pass a str")
         if text.isascii():
-            terms = _ASCII_TOKEN.findall(text.lower())
+            terms = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split()
         else:
-            pattern = self._bmp_pattern if max(text) <= "\uffff" else self._pattern
+            pattern = self._bmp_pattern if _bmp_only(text) else self._pattern
             folded = self._folded
             terms = [folded[token] for token in pattern.findall(text)]
         if self.stem:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -83,7 +82,17 @@ def term_score(
     sets how much a document longer than average (``dl / avgdl``) is discounted. The operations
     run in the order FTS5's ``bm25()`` runs them, so equal inputs give bit-equal doubles.
     """
-    return idf * ((tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * doc_len / avgdl)))
+    # In place, still in that order: over millions of postings the temporaries of the one-line
+    # expression cost as much as the arithmetic. (Adding and multiplying commute bit for bit.)
+    norm = np.multiply(b, doc_len, dtype=np.float64)
+    norm /= avgdl
+    norm += 1.0 - b
+    norm *= k1
+    norm += tf
+    score = np.multiply(tf, k1 + 1.0, dtype=np.float64)
+    score /= norm
+    score *= idf
+    return score
 
 
 class _Postings(NamedTuple):
@@ -174,16 +183,10 @@ class BM25Index:
         row_of = {d: i for i, d in enumerate(raw.ids)} if replaced else dict(state.row_of)
         row_of.update((doc_id, row) for row, doc_id in enumerate(ids, start=len(raw.ids)))
         new_terms, new_docs, new_tfs = _postings(term_ids, new_len, first_row=len(raw.ids))
-        terms = np.concatenate([_term_of_postings(raw), new_terms])
-        # Old and new postings are each sorted by (term, document), and every new document comes
-        # after every old one, so a stable sort by term merges them; timsort merges the two runs.
-        order = np.argsort(terms, kind="stable")
         merged = _Postings(
             raw.ids + tuple(ids),
             tuple(term_of),  # ids are handed out in insertion order, so key order is the vocabulary
-            _indptr(np.bincount(terms, minlength=len(term_of))),
-            np.concatenate([raw.docs, new_docs])[order],
-            np.concatenate([raw.tfs, new_tfs])[order],
+            *_merge(raw, new_terms, new_docs, new_tfs, len(term_of)),
             np.concatenate([raw.doc_len, new_len]),
         )
         self._state = self._derive(merged, row_of=row_of, term_of=term_of)
@@ -310,17 +313,30 @@ class _Numbering(dict[str, int]):
 def _term_ids(analyzer: Analyzer, texts: Sequence[str], numbering: _Numbering) -> tuple[IntArray, IntArray]:
     """Every token of ``texts`` as a term number, in text order, and the token count of each text.
 
-    The tokens of one text go straight into a flat integer buffer: the first version kept a
+    The tokens of one text become an integer array straight away: the first version kept a
     ``Counter`` of strings per text and counted term frequencies in Python, which at 100k
     passages took twice as long and held every text's terms as strings at once.
     """
-    numbers = array("q")
-    lengths = array("q")
-    for text in texts:
-        terms = analyzer.terms(text)
-        lengths.append(len(terms))
-        numbers.extend(map(numbering.__getitem__, terms))
-    return np.frombuffer(numbers, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64)
+    per_text = [_numbers(numbering, analyzer.terms(text)) for text in texts]
+    lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
+    return np.concatenate(per_text) if per_text else np.zeros(0, dtype=np.int64), lengths
+
+
+def _numbers(numbering: _Numbering, terms: list[str]) -> IntArray:
+    return np.fromiter(map(numbering.__getitem__, terms), dtype=np.int64, count=len(terms))
+
+
+def _merge(
+    raw: _Postings, terms: IntArray, docs: IntArray, tfs: IntArray, n_terms: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """indptr, docs and tfs of ``raw``'s postings and the new ones, sorted by (term, document)."""
+    if raw.docs.size:
+        # Both sets are sorted by (term, document) and every new document comes after every old
+        # one, so a stable sort by term merges them; timsort merges the two runs.
+        terms = np.concatenate([_term_of_postings(raw), terms])
+        order = np.argsort(terms, kind="stable")
+        docs, tfs = np.concatenate([raw.docs, docs])[order], np.concatenate([raw.tfs, tfs])[order]
+    return _indptr(np.bincount(terms, minlength=n_terms)), docs, tfs
 
 
 def _postings(term_ids: IntArray, lengths: IntArray, first_row: int) -> tuple[IntArray, IntArray, IntArray]:

@@ -1,0 +1,129 @@
+"""Markdown tables rendered from result files, and the marked blocks of pages that hold them.
+
+A page marks where a table goes:
+
+    <!-- results: tech -->
+    (rendered table, never edited by hand)
+    <!-- /results -->
+
+``render_page`` refills every marked block from ``results/<name>.json``; ``stale_blocks`` says which
+blocks differ from what the results render to, which is how CI catches a table edited by hand or
+left behind by a newer result file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import InputError
+
+BLOCK = re.compile(r"(<!-- results: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+
+
+def _p(value: float) -> str:
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def suite_table(result: dict[str, Any]) -> str:
+    """An ablation suite: one row per config, its metrics, and the paired change against the baseline."""
+    names = result["metric_names"]
+    main = "ndcg@10" if "ndcg@10" in names else names[0]
+    head = ["row", *names, f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in result["rows"]:
+        versus = row.get("comparisons", {}).get("baseline", {}).get(main)
+        change = (
+            [
+                f"{versus['difference']:+.4f} [{versus['ci_low']:+.3f}, {versus['ci_high']:+.3f}]",
+                _p(versus["p_sign"]),
+                f"{versus['up']} / {versus['down']}",
+            ]
+            if versus
+            else ["baseline", "", ""]
+        )
+        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), *change]
+        lines.append("| " + " | ".join(cells) + " |")
+    models = sorted({v for row in result["rows"] for v in row.get("models", {}).values()})
+    source = (
+        f"{result['golden']['questions']} questions; models: {', '.join(models)}; "
+        f"run {result['date'][:10]}; from `results/{result['suite']}.json`."
+    )
+    return "\n".join(lines) + "\n\n" + source + "\n"
+
+
+def beir_table(result: dict[str, Any]) -> str:
+    """``clear-rag beir`` rows: metrics per configuration on one dataset."""
+    rows = result["rows"]
+    names = list(rows[0]["metrics"]) if rows else []
+    lines = ["| row | " + " | ".join(names) + " | models |", "|" + "---|" * (len(names) + 2)]
+    for row in rows:
+        models = ", ".join(v for k, v in sorted(row["models"].items()) if k != "tokenizer" and v) or "none"
+        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), models]
+        lines.append("| " + " | ".join(cells) + " |")
+    first = rows[0]["dataset"] if rows else {}
+    source = (
+        f"{first.get('queries', 0)} {first.get('split', '')} queries; run {result['updated'][:10]}; "
+        f"from `results/{result['suite']}.json`."
+    )
+    return "\n".join(lines) + "\n\n" + source + "\n"
+
+
+def render(name: str, results_dir: Path) -> str:
+    path = results_dir / f"{name}.json"
+    if not path.is_file():
+        raise InputError(
+            "is named by a results table but does not exist",
+            path=str(path),
+            fix="Write it with the command that produces it (e.g. clear-rag ablate NAME --save-results)",
+        )
+    result = json.loads(path.read_text(encoding="utf-8"))
+    renderer: Callable[[dict[str, Any]], str] = beir_table if "updated" in result else suite_table
+    return renderer(result)
+
+
+def render_page(text: str, results_dir: Path) -> str:
+    """``text`` with every marked block refilled from its result file."""
+    return BLOCK.sub(lambda m: m.group(1) + render(m.group("name"), results_dir) + m.group(4), text)
+
+
+def stale_blocks(text: str, results_dir: Path) -> list[str]:
+    """Names of the marked blocks whose content is not what their result file renders to."""
+    return [
+        m.group("name")
+        for m in BLOCK.finditer(text)
+        if m.group("body") != render(m.group("name"), results_dir)
+    ]
+
+
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\w|\.\d)")
+
+
+def result_numbers(results_dir: Path) -> set[str]:
+    """Every number in every result file, written at each precision from 3 to 6 decimals."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, float | int) and not isinstance(value, bool):
+            found.update(f"{abs(value):.{digits}f}" for digits in range(3, 7))
+
+    for path in sorted(results_dir.rglob("*.json")):
+        walk(json.loads(path.read_text(encoding="utf-8")))
+    return found
+
+
+def unmatched_numbers(text: str, results_dir: Path, known: set[str] | None = None) -> list[str]:
+    """Numbers with three or more decimals in prose (outside tables and code) that no result holds."""
+    prose = BLOCK.sub("", text)
+    prose = re.sub(r"```.*?```", "", prose, flags=re.S)
+    known = known if known is not None else result_numbers(results_dir)
+    return [n for n in NUMBER.findall(prose) if n not in known]

@@ -1,0 +1,89 @@
+"""Tables come from result files; a hand edit or an untraceable number fails the check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clear_rag.cli import app
+from clear_rag.errors import InputError
+from clear_rag.report.tables import render_page, stale_blocks, unmatched_numbers
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULT = {
+    "suite": "toy",
+    "date": "2026-11-29T00:00:00+00:00",
+    "golden": {"questions": 2},
+    "metric_names": ["ndcg@10"],
+    "rows": [
+        {"name": "base", "metrics": {"ndcg@10": 0.5}, "models": {"embedder": "hash@1"}, "comparisons": {}},
+        {
+            "name": "better",
+            "metrics": {"ndcg@10": 0.75},
+            "models": {"embedder": "hash@1"},
+            "comparisons": {
+                "baseline": {
+                    "ndcg@10": {
+                        "difference": 0.25,
+                        "ci_low": 0.1,
+                        "ci_high": 0.4,
+                        "p_sign": 0.5,
+                        "up": 1,
+                        "down": 0,
+                    }
+                }
+            },
+        },
+    ],
+}
+PAGE = "# Page\n\nThe better row scores 0.7500.\n\n<!-- results: toy -->\n<!-- /results -->\n"
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    (tmp_path / "toy.json").write_text(json.dumps(RESULT), encoding="utf-8")
+    return tmp_path
+
+
+def test_render_fills_the_block_and_then_it_is_fresh(results: Path) -> None:
+    page = render_page(PAGE, results)
+    assert "| better | 0.7500 | +0.2500 [+0.100, +0.400] | 0.500 | 1 / 0 |" in page
+    assert "| base | 0.5000 | baseline |  |  |" in page
+    assert stale_blocks(page, results) == []
+    assert render_page(page, results) == page
+
+
+def test_a_hand_edit_is_caught(results: Path) -> None:
+    page = render_page(PAGE, results).replace("0.7500 |", "0.7600 |")
+    assert stale_blocks(page, results) == ["toy"]
+
+
+def test_numbers_in_prose_must_come_from_results(results: Path) -> None:
+    assert unmatched_numbers(PAGE, results) == []
+    assert unmatched_numbers(PAGE.replace("0.7500", "0.7512"), results) == ["0.7512"]
+    assert unmatched_numbers("A version 4.2.1 and 12.5% are not results.", results) == []
+
+
+def test_a_missing_result_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"toy\.json: is named by a results table"):
+        render_page(PAGE, tmp_path)
+
+
+def test_check_report_command(results: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    runner = CliRunner()
+    stale = runner.invoke(app, ["check-report", str(page), "--results-dir", str(results)])
+    assert stale.exit_code == 1 and "edited by hand, or stale" in stale.output
+    assert runner.invoke(app, ["report", str(page), "--results-dir", str(results)]).exit_code == 0
+    fresh = runner.invoke(app, ["check-report", str(page), "--results-dir", str(results)])
+    assert fresh.exit_code == 0, fresh.output
+
+
+def test_the_repository_pages_match_their_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(app, ["check-report"])
+    assert result.exit_code == 0, result.output
