@@ -19,7 +19,7 @@ def test_one_trimmed_chunk_per_document() -> None:
         _doc("\n  Title\n\nBody text, longer than four tokens.  \n").text[chunk.start : chunk.end]
         == chunk.text
     )
-    assert chunk.token_count == 8
+    assert chunk.token_count == len(["Title", "Body", "text", ",", "longer", "than", "four", "tokens", "."])
     assert chunker.settings() == {"chunker": "whole", "tokenizer": "regex-words"}
 
 
