@@ -26,6 +26,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 run: $(VENV)/.run-installed
 	$(BIN)/clear-rag ingest corpora/sample
 	$(BIN)/clear-rag status
+	$(BIN)/clear-rag ask "How much is the deposit for a key fob?" --no-generate --top 3
 
 test: $(VENV)/.dev-installed lint typecheck pytest
 
