@@ -137,6 +137,7 @@ def run_row(
         "config_hash": row.config.hash(),
         "models": pipeline.models,
         "store": str(prepared.store.directory),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "corpus_sha256": prepared.corpus_sha256,
         "golden_sha256": prepared.golden.sha256,
         "metrics": aggregate(questions),

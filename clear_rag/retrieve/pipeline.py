@@ -11,6 +11,7 @@ import functools
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +28,7 @@ from clear_rag.retrieve.stages import (
     SearchIndex,
     VectorRetriever,
     VectorSearchIndex,
-    run_concurrently,
+    run_jobs,
 )
 from clear_rag.tokens import TokenCounter
 from clear_rag.types import Candidate, StageResult, Trace
@@ -87,17 +88,25 @@ class Pipeline:
         ref = self._table[chunk_id]
         return self._doc_text(ref.doc_id)[ref.start : ref.end]
 
-    def retrieve(self, question: str) -> tuple[Trace, Assembled]:
-        """Run every stage for ``question``; the trace and the assembled context."""
+    def retrieve(
+        self, question: str, *, phrasings: Sequence[str] = (), hypothetical: str | None = None
+    ) -> tuple[Trace, Assembled]:
+        """Run every stage for ``question``; the trace and the assembled context.
+
+        ``phrasings`` are other wordings of the question (multi-query expansion): every retriever
+        searches each, and each retriever's rankings are fused by RRF before the retrievers are
+        fused, so there is still one keyword and one vector ranking to compare. ``hypothetical`` is
+        a HyDE passage: embedded as a document, its vector searches beside the query's.
+        """
         config = self.config
-        first = run_concurrently(self._retrievers, question)
-        stages: list[StageResult] = list(first.values())
+        queries = list(dict.fromkeys([question, *phrasings]))
+        stages, per_retriever = self._first_stages(queries, hypothetical)
         current = stages[-1]
-        if len(first) > 1:
+        if len(per_retriever) > 1:
             current = _timed_stage(
                 "fusion",
-                lambda: _fuse(config, {name: list(r.candidates) for name, r in first.items()}),
-                detail=_fusion_detail(config, first),
+                lambda: _fuse(config, {name: list(r.candidates) for name, r in per_retriever.items()}),
+                detail=_fusion_detail(config, per_retriever),
             )
             stages.append(current)
         if self._rerank is not None:
@@ -137,7 +146,7 @@ class Pipeline:
         trace = Trace(
             id=new_trace_id(),
             query=question,
-            phrasings=(question,),
+            phrasings=tuple(queries),
             stages=tuple(stages),
             context=context_text(packed),
             config={**config.to_dict(), "hash": config.hash()},
@@ -145,6 +154,46 @@ class Pipeline:
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
         return trace, packed
+
+    def _first_stages(
+        self, queries: Sequence[str], hypothetical: str | None
+    ) -> tuple[list[StageResult], dict[str, StageResult]]:
+        """Every (retriever, phrasing) search at once, then one ranking per retriever."""
+        jobs: dict[str, Callable[[], list[Candidate]]] = {}
+        owners: dict[str, list[str]] = {}
+        for retriever in self._retrievers:
+            searches: dict[str, Callable[[], list[Candidate]]] = {
+                f"q{n}": functools.partial(retriever, query) for n, query in enumerate(queries)
+            }
+            if hypothetical is not None and isinstance(retriever, VectorRetriever):
+                searches["hyde"] = functools.partial(retriever.search_document, hypothetical)
+            # a retriever with one search keeps its own name; with several, each is named apart
+            # so the fused ranking can take the retriever's name without a clash
+            for suffix, search in searches.items():
+                name = retriever.name if len(searches) == 1 else f"{retriever.name}·{suffix}"
+                jobs[name] = search
+                owners.setdefault(retriever.name, []).append(name)
+        searched = run_jobs(jobs)
+        stages = list(searched.values())
+        for stage in stages:
+            if stage.name.endswith("·hyde"):
+                stages[stages.index(stage)] = replace(
+                    stage, detail={**stage.detail, "hypothetical": hypothetical}
+                )
+        per_retriever: dict[str, StageResult] = {}
+        for owner, names in owners.items():
+            if len(names) == 1:
+                per_retriever[owner] = searched[names[0]]
+                continue
+            lists = {n: list(searched[n].candidates) for n in names}
+            fused = _timed_stage(
+                owner,
+                functools.partial(rrf, lists, k=self.config.rrf_k),
+                detail={"method": "rrf", "inputs": ",".join(names), "k": self.config.rrf_k},
+            )
+            stages.append(fused)
+            per_retriever[owner] = fused
+        return stages, per_retriever
 
 
 def context_text(packed: Assembled) -> str:

@@ -7,8 +7,9 @@ A first-stage retriever takes the query and returns ``list[Candidate]``; every l
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -135,27 +136,37 @@ class VectorRetriever:
         vector: npt.NDArray[np.float32] = self.embedder.embed([query], kind="query")[0]
         return hits_to_candidates(self.name, self.index.search(vector, self.k), self.table)
 
+    def search_document(self, passage: str) -> list[Candidate]:
+        """Search with a passage embedded as a document (HyDE's hypothetical answer)."""
+        vector: npt.NDArray[np.float32] = self.embedder.embed([passage], kind="document")[0]
+        return hits_to_candidates(self.name, self.index.search(vector, self.k), self.table)
 
-def _timed(retriever: Retriever, query: str) -> StageResult:
+
+def _timed(name: str, search: Callable[[], list[Candidate]]) -> StageResult:
     started = time.perf_counter()
-    candidates = retriever(query)
+    candidates = search()
     elapsed_ms = (time.perf_counter() - started) * 1000.0
-    return StageResult(name=retriever.name, candidates=tuple(candidates), elapsed_ms=elapsed_ms)
+    return StageResult(name=name, candidates=tuple(candidates), elapsed_ms=elapsed_ms)
+
+
+def run_jobs(jobs: Mapping[str, Callable[[], list[Candidate]]]) -> dict[str, StageResult]:
+    """Run named first-stage searches at once, one thread each; ``{name: StageResult}`` in order.
+
+    Threads suffice because the heavy parts (numpy products, tokenizers, model runtimes) release
+    the GIL. Each result's ``elapsed_ms`` is its own search's time, measured in its thread, so the
+    trace shows which search is slow rather than the wall time of all of them. The first search to
+    fail raises here.
+    """
+    if not jobs:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="retrieve") as pool:
+        futures = {name: pool.submit(_timed, name, job) for name, job in jobs.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def run_concurrently(retrievers: Sequence[Retriever], query: str) -> dict[str, StageResult]:
-    """Run first-stage retrievers at once, one thread each; ``{name: StageResult}`` in input order.
-
-    Threads suffice because the heavy parts (numpy products, tokenizers, model runtimes) release
-    the GIL. Each result's ``elapsed_ms`` is its own retriever's time, measured in its thread, so
-    the trace shows which retriever is slow rather than the wall time of all of them. The first
-    retriever to fail raises here.
-    """
+    """Run first-stage retrievers at once on one query; ``{name: StageResult}`` in input order."""
     names = [r.name for r in retrievers]
     if len(set(names)) != len(names):
         raise ValueError(f"retriever names {names} repeat; give each retriever its own name")
-    if not retrievers:
-        return {}
-    with ThreadPoolExecutor(max_workers=len(retrievers), thread_name_prefix="retrieve") as pool:
-        futures = [pool.submit(_timed, retriever, query) for retriever in retrievers]
-        return {name: future.result() for name, future in zip(names, futures, strict=True)}
+    return run_jobs({r.name: functools.partial(r, query) for r in retrievers})

@@ -105,3 +105,50 @@ def test_trace_survives_the_store(store: Store) -> None:
     loaded = store.load_trace(trace.id[:17])
     assert loaded == from_json(to_json(trace))
     assert to_json(loaded) == to_json(trace)
+
+
+def test_phrasings_fuse_per_retriever_then_across_retrievers(store: Store) -> None:
+    trace, _ = _pipeline(store).retrieve("chain stretch", phrasings=["replace a worn chain", "chain stretch"])
+    names = [s.name for s in trace.stages]
+    assert trace.phrasings == ("chain stretch", "replace a worn chain")  # the repeat is searched once
+    assert names == [
+        "keyword·q0",
+        "keyword·q1",
+        "vector·q0",
+        "vector·q1",
+        "keyword",
+        "vector",
+        "fusion",
+        "context",
+    ]
+    stages = {s.name: s for s in trace.stages}
+    keyword = stages["keyword"]
+    best = keyword.candidates[0]
+    ranks = {n: c.rank for n, c in best.sources.items()}
+    assert set(ranks) <= {"keyword·q0", "keyword·q1"}
+    assert best.score == pytest.approx(sum(1 / (60 + r) for r in ranks.values()))
+    top = stages["fusion"].candidates[0]
+    level_two = {n: c.rank for n, c in top.sources.items()}
+    assert set(level_two) == {"keyword", "vector"}  # still one keyword and one vector ranking
+    assert top.score == pytest.approx(sum(1 / (60 + r) for r in level_two.values()))
+
+
+def test_hyde_passage_is_embedded_as_a_document(store: Store) -> None:
+    calls: list[tuple[tuple[str, ...], str]] = []
+
+    class Recording(HashEmbedder):
+        def embed(self, texts, kind):  # type: ignore[no-untyped-def]
+            calls.append((tuple(texts), kind))
+            return super().embed(texts, kind)
+
+    pipeline, _ = open_pipeline(
+        store, PipelineConfig(), embedder=Recording(dim=64), tokenizer=RegexTokenizer()
+    )
+    passage = "Chains stretch with wear; replace one at 0.5% elongation."
+    calls.clear()
+    trace, _ = pipeline.retrieve("when to swap a chain", hypothetical=passage)
+    assert ((passage,), "document") in calls and (("when to swap a chain",), "query") in calls
+    hyde = next(s for s in trace.stages if s.name == "vector·hyde")
+    assert hyde.detail["hypothetical"] == passage
+    vector = next(s for s in trace.stages if s.name == "vector")
+    assert vector.detail["inputs"] == "vector·q0,vector·hyde"

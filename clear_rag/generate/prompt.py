@@ -1,0 +1,58 @@
+"""The answer prompt and its citations: numbered passages in, ``[n]`` markers out, spans back.
+
+The model sees each packed passage under a number and is told to cite by number; the numbers map back
+to passages, and passages are exact spans of their documents, so every citation ends as a highlight in
+the source. A model that cites a number it was not given has that marker ignored, not trusted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from clear_rag.providers.base import Message
+from clear_rag.retrieve.assemble import Assembled, Passage
+from clear_rag.types import Citation
+
+REFUSAL = "I can't answer that from the documents I have."
+
+SYSTEM = f"""You answer questions using only the numbered sources below.
+Cite every claim with the number of its source in square brackets, like [1] or [2][3].
+If the sources do not contain the answer, reply exactly: {REFUSAL}
+Do not use outside knowledge. Be brief."""
+
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+
+
+def sources_block(passages: Sequence[Passage]) -> str:
+    return "\n\n".join(f"[{n}] ({p.doc_id})\n{p.text}" for n, p in enumerate(passages, start=1))
+
+
+def answer_messages(question: str, packed: Assembled) -> list[Message]:
+    """System instructions, then the numbered sources and the question in one user turn."""
+    user = f"Sources:\n\n{sources_block(packed.passages)}\n\nQuestion: {question}"
+    return [Message("system", SYSTEM), Message("user", user)]
+
+
+def cited_numbers(answer: str) -> list[int]:
+    """The source numbers an answer cites, in order of first citation."""
+    return list(dict.fromkeys(int(n) for n in _MARKER.findall(answer)))
+
+
+def citations(answer: str, packed: Assembled) -> tuple[Citation, ...]:
+    """The spans the answer cites: one per cited passage, numbers outside the sources ignored."""
+    found = []
+    for number in cited_numbers(answer):
+        if 1 <= number <= len(packed.passages):
+            passage = packed.passages[number - 1]
+            found.append(Citation(passage.chunk_ids[0], passage.doc_id, passage.start, passage.end))
+    return tuple(found)
+
+
+def is_refusal(answer: str) -> bool:
+    """Whether the model declined: the agreed sentence, give or take case and punctuation."""
+
+    def squash(text: str) -> str:
+        return re.sub(r"[^a-z ]", "", text.lower()).strip()
+
+    return squash(REFUSAL) in squash(answer)
