@@ -43,6 +43,8 @@ class PipelineConfig:
     rrf_k: int = 60
     weights: Mapping[str, float] = field(default_factory=dict)  # min-max fusion only; missing = 1.0
     rerank: bool = False
+    expand: int = 0  # other phrasings the chat model writes, each searched (multi-query); 0 = off
+    hyde: bool = False  # also search with a hypothetical answer passage, embedded as a document
     shortlist: int = 50  # candidates the reranker re-scores
     top_k: int = 10  # candidates handed to context assembly
     budget_tokens: int = 1500
@@ -147,6 +149,8 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "bm25_k1": (int, float),
     "bm25_b": (int, float),
     "rerank": (bool,),
+    "hyde": (bool,),
+    "expand": (int,),
     "stem": (bool,),
     "weights": (Mapping,),
 }
@@ -183,6 +187,8 @@ def _validate(config: PipelineConfig, *, source: str) -> None:
     for key in ("depth", "rrf_k", "shortlist", "top_k", "budget_tokens"):
         if getattr(config, key) < 1:
             fail(key, getattr(config, key), "an integer of at least 1")
+    if not 0 <= config.expand <= 8:
+        fail("expand", config.expand, "0 (off) to 8 phrasings")
     if config.bm25_k1 < 0:
         fail("bm25_k1", config.bm25_k1, "a number of at least 0")
     if not 0 <= config.bm25_b <= 1:

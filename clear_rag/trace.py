@@ -43,6 +43,7 @@ def from_dict(data: Mapping[str, Any]) -> Trace:
         config=data.get("config", {}),
         models=data.get("models", {}),
         created_at=data.get("created_at", ""),
+        steps=data.get("steps", {}),
     )
 
 
@@ -71,8 +72,12 @@ def render(trace: Trace, *, top: int = 5, texts: Mapping[str, str] | None = None
     ``texts`` maps chunk ids to their text for a short preview (a replay without the store has none).
     """
     lines = [f"trace {trace.id}  {trace.created_at}", f"query: {trace.query}"]
-    if trace.phrasings and list(trace.phrasings) != [trace.query]:
-        lines += [f"  phrasing: {p}" for p in trace.phrasings]
+    rewrite = trace.steps.get("rewrite")
+    if isinstance(rewrite, dict) and rewrite.get("proposed"):
+        verdict = "searched as" if rewrite.get("accepted") else "rewrite refused"
+        lines.append(f"  {verdict}: {rewrite['proposed']}  ({rewrite.get('reason', '')})")
+    if len(trace.phrasings) > 1:
+        lines += [f"  also searched as: {p}" for p in trace.phrasings[1:]]
     ranks: dict[str, dict[str, int]] = {}
     for stage in trace.stages:
         before = ranks.get(str(stage.detail.get("input", "")))

@@ -156,3 +156,6 @@ class Trace:
     config: Mapping[str, Any] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     created_at: str = ""
+    # what happened to the question before retrieval: the standalone rewrite and whether it was
+    # accepted, the phrasings the model proposed and those dropped, a HyDE passage
+    steps: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Answers from retrieved passages: query rewriting and expansion, HyDE, the cited answer."""
