@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,12 +27,12 @@ def store(tmp_path: Path, corpus: Path, chunker: Chunker) -> Store:
     return opened
 
 
-def _answerer(store: Store, chat: ScriptedChatModel, **changes: object) -> Answerer:
+def _answerer(store: Store, chat: ScriptedChatModel, **changes: Any) -> Answerer:
     pipeline, _ = open_pipeline(
         store,
         PipelineConfig(**changes),
         embedder=HashEmbedder(dim=64),
-        tokenizer=RegexTokenizer(),  # type: ignore[arg-type]
+        tokenizer=RegexTokenizer(),
     )
     return Answerer(pipeline, chat, store=store)
 
