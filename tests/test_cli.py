@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,11 +81,48 @@ def test_ask_prints_stages_and_replay_prints_them_again(tmp_path: Path, corpus: 
     assert replayed.output.strip() == body.strip()
 
 
-def test_ask_without_no_generate_says_what_to_do(tmp_path: Path, corpus: Path) -> None:
+def test_ask_streams_an_answer_from_ollama_and_lists_the_cited_spans(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end through the CLI with a real HTTP server speaking Ollama's chat API."""
+    from tests.providers.fake_servers import FakeServer, json_reply, ndjson_reply
+
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    runner.invoke(app, ["ingest", str(corpus), *store])
+    lines = [
+        {"message": {"role": "assistant", "content": p}, "done": False}
+        for p in ("New pads", " at 1.5 mm [1].")
+    ]
+    with FakeServer() as server:
+        server.route("POST", "/api/chat", ndjson_reply([*lines, {"message": {"content": ""}, "done": True}]))
+        server.route(
+            "GET",
+            "/api/tags",
+            json_reply({"models": [{"name": "tiny:latest", "digest": "0123456789abcdef"}]}),
+        )
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        result = runner.invoke(
+            app, ["ask", "when do disc brake pads need replacing?", *store, "--chat", "ollama:tiny"]
+        )
+        asked = server.seen("/api/chat")[0].json()
+    assert result.exit_code == 0, result.output
+    assert "New pads at 1.5 mm [1]." in result.output
+    assert re.search(r"cited:\n  \[1\] \S*docs/a.md \[\d+, \d+\): ", result.output)
+    assert asked["messages"][1]["content"].startswith("Sources:")
+
+
+def test_ask_with_no_chat_server_says_what_to_do(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.providers.fake_servers import unused_url
+
     runner.invoke(app, ["ingest", str(corpus), "--store", str(tmp_path), "--embedder", "hash"])
-    result = runner.invoke(app, ["ask", "brakes", "--store", str(tmp_path), "--embedder", "hash"])
-    assert result.exit_code == 1
-    assert "--no-generate" in result.output
+    monkeypatch.setenv("OLLAMA_HOST", unused_url())
+    result = runner.invoke(
+        app, ["ask", "brakes", "--store", str(tmp_path), "--embedder", "hash", "--chat", "ollama:x"]
+    )
+    assert result.exit_code == 4
+    assert "ollama serve" in result.output
 
 
 def test_replay_of_an_unknown_trace_names_it(tmp_path: Path, corpus: Path) -> None:

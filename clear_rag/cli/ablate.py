@@ -22,6 +22,10 @@ BASELINE_FAKE = Path("results") / "baseline-fake.json"
 def ablate_command(
     suite: Annotated[str, typer.Argument(help="A suite name (golden/suites/NAME.yaml) or a suite file.")],
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    chat: Annotated[
+        str | None,
+        typer.Option("--chat", help="Chat model for rows that expand the query or use HyDE (e.g. smollm2)."),
+    ] = None,
     save_results: Annotated[bool, typer.Option("--save-results", help="Write results/<suite>.json.")] = False,
     bless: Annotated[
         bool,
@@ -37,7 +41,7 @@ def ablate_command(
     """Run an ablation suite: every row over the same golden questions, with paired comparisons."""
     from clear_rag.eval import ablate
     from clear_rag.eval.suite import load_suite
-    from clear_rag.providers.select import make_embedder
+    from clear_rag.providers.select import make_chat, make_embedder
 
     try:
         loaded = load_suite(suite)
@@ -50,7 +54,8 @@ def ablate_command(
             raise typer.Exit(2)
         uses_vectors = any("vector" in row.config.retrievers for row in loaded.rows)
         model = make_embedder(embedder) if uses_vectors else None
-        result = ablate.run_suite(loaded, embedder=model, progress=_progress)
+        chat_model = make_chat(chat) if chat is not None else None
+        result = ablate.run_suite(loaded, embedder=model, progress=_progress, chat=chat_model)
     except ClearRagError as err:
         raise fail(err) from None
     typer.echo(table(result))

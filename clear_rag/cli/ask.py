@@ -72,7 +72,11 @@ def ask_command(
                 trace, _ = pipeline.retrieve(question)
                 opened.save_trace(trace, config_hash=settings.hash())
             else:
-                trace = _answer(Answerer(pipeline, make_chat(chat), store=opened), question)
+                chat_model = make_chat(chat)
+                try:
+                    trace = _answer(Answerer(pipeline, chat_model, store=opened), question)
+                finally:
+                    _close(chat_model)
             texts = {
                 c.chunk_id: pipeline.chunk_text(c.chunk_id) for s in trace.stages for c in s.candidates[:top]
             }
@@ -88,6 +92,13 @@ def ask_command(
             excerpt = excerpt if len(excerpt) <= 160 else excerpt[:157] + "..."
             typer.echo(f"  [{n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}")
     typer.echo(f"\ntrace {trace.id} stored; `clear-rag replay {trace.id}` prints it again without a model")
+
+
+def _close(provider: object) -> None:
+    """Close a provider that holds a connection (the HTTP ones do); others have nothing to close."""
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()
 
 
 def _answer(answerer: Answerer, question: str) -> Trace:

@@ -11,20 +11,22 @@ import hashlib
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.errors import ConfigError
 from clear_rag.eval import beir
 from clear_rag.eval import metrics as m
 from clear_rag.eval.golden import GoldenSet, Question, load_golden
 from clear_rag.eval.significance import compare
 from clear_rag.eval.suite import Row, Suite
+from clear_rag.generate.queries import expand, hypothetical_passage
 from clear_rag.ingest import ingest, ingest_documents
-from clear_rag.providers.base import Embedder, describe
+from clear_rag.providers.base import ChatModel, Embedder, describe
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store
 from clear_rag.types import Candidate, Trace
@@ -116,10 +118,29 @@ def golden_in(suite: Suite, store: Store) -> GoldenSet:
     return load_golden(suite.golden or Path(), texts)
 
 
+def needs_chat(config: PipelineConfig) -> bool:
+    return config.expand > 0 or config.hyde
+
+
 def run_row(
-    row: Row, prepared: Prepared, embedder: Embedder | None, progress: Progress | None = None
+    row: Row,
+    prepared: Prepared,
+    embedder: Embedder | None,
+    progress: Progress | None = None,
+    *,
+    chat: ChatModel | None = None,
 ) -> dict[str, Any]:
-    """Run one row over every question; per-question detail, aggregates and timings."""
+    """Run one row over every question; per-question detail, aggregates and timings.
+
+    Rows that expand the query or use HyDE ask ``chat`` for phrasings or a passage first; the time
+    that takes counts in the row's seconds per question.
+    """
+    if needs_chat(row.config) and chat is None:
+        raise ConfigError(
+            "expands the query or uses HyDE, which needs a chat model",
+            field=f"row {row.name!r}",
+            fix="Pass --chat (e.g. --chat smollm2)",
+        )
     vector = "vector" in row.config.retrievers
     pipeline, _ = open_pipeline(prepared.store, row.config, embedder=embedder if vector else None)
     questions: list[dict[str, Any]] = []
@@ -127,7 +148,15 @@ def run_row(
     items = prepared.golden.questions
     for question in progress(items, row.name) if progress is not None else items:
         started = time.perf_counter()
-        trace, _ = pipeline.retrieve(question.question)
+        phrasings: list[str] = []
+        hypothetical = None
+        if chat is not None and row.config.expand:
+            phrasings, _ = expand(chat, question.question, row.config.expand)
+        if chat is not None and row.config.hyde:
+            hypothetical = hypothetical_passage(chat, question.question)
+        trace, _ = pipeline.retrieve(question.question, phrasings=phrasings, hypothetical=hypothetical)
+        if chat is not None and needs_chat(row.config):
+            trace = replace(trace, models={**trace.models, "chat": describe(chat)})
         seconds.append(time.perf_counter() - started)
         prepared.store.save_trace(trace, config_hash=row.config.hash())
         questions.append({**evaluate(trace, question, prepared.qrels), "trace": trace.id})
@@ -135,7 +164,10 @@ def run_row(
         "name": row.name,
         "config": row.config.to_dict(),
         "config_hash": row.config.hash(),
-        "models": pipeline.models,
+        "models": {
+            **pipeline.models,
+            **({"chat": describe(chat)} if chat and needs_chat(row.config) else {}),
+        },
         "store": str(prepared.store.directory),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "corpus_sha256": prepared.corpus_sha256,
@@ -185,6 +217,7 @@ def run_suite(
     embedder: Embedder | None,
     root: Path = STORE_ROOT,
     progress: Progress | None = None,
+    chat: ChatModel | None = None,
 ) -> dict[str, Any]:
     """Every row of ``suite``; the result document ``results/<suite>.json`` holds."""
     prepared: dict[ChunkingConfig, Prepared] = {}
@@ -193,7 +226,7 @@ def run_suite(
         chunking = row.config.chunking
         if chunking not in prepared:
             prepared[chunking] = prepare(suite, chunking, root)
-        rows.append(run_row(row, prepared[chunking], embedder, progress))
+        rows.append(run_row(row, prepared[chunking], embedder, progress, chat=chat))
     comparisons(rows, suite.baseline)
     first = next(iter(prepared.values()))
     golden = first.golden

@@ -34,7 +34,9 @@ class HttpProvider:
 
     def __init__(self, base_url: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url={base_url!r} is not an http(s) URL; use one like 'http://127.0.0.1:11434'")
+            raise ValueError(
+                f"base_url={base_url!r} is not an http(s) URL; use one like 'http://127.0.0.1:11434'"
+            )
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout={timeout!r} is invalid; use a number of seconds above 0, such as 120")
         self.base_url = base_url.rstrip("/")
@@ -73,7 +75,9 @@ class HttpProvider:
             raise ModelError(f"no server answers there ({err})", path=url, fix=self.start_hint) from err
         except httpx.RemoteProtocolError as err:
             raise ModelError(
-                f"the server broke off its reply ({err})", path=url, fix="Check the server's log; it may have crashed"
+                f"the server broke off its reply ({err})",
+                path=url,
+                fix="Check the server's log; it may have crashed",
             ) from err
         except httpx.HTTPError as err:
             raise ModelError(f"the request failed ({err})", path=url, fix="Check the server's log") from err
@@ -144,16 +148,18 @@ def decode_json(raw: bytes | str, *, url: str, field: str) -> object:
 
 
 def pluck(obj: object, path: Sequence[str | int], kind: type[T], *, url: str) -> T:
-    """``obj[path[0]][path[1]]...`` checked to be a ``kind``; a ``ModelError`` names the first missing field."""
+    """``obj[path[0]][path[1]]...`` checked to be a ``kind``; a ``ModelError`` names the field that is not."""
     field = ""
     for step in path:
         field += f"[{step}]" if isinstance(step, int) else (f".{step}" if field else step)
-        if isinstance(step, int) and isinstance(obj, list) and -len(obj) <= step < len(obj):
-            obj = obj[step]
-        elif isinstance(step, str) and isinstance(obj, dict) and step in obj:
+        if isinstance(step, int):
+            if not (isinstance(obj, list) and -len(obj) <= step < len(obj)):
+                raise malformed(url, field, f"a list with an item [{step}]", obj)
             obj = obj[step]
         else:
-            raise malformed(url, field, "a list" if isinstance(step, int) else "an object with it", obj)
+            if not (isinstance(obj, dict) and step in obj):
+                raise malformed(url, field, "an object with this field", obj)
+            obj = obj[step]
     if not isinstance(obj, kind):
         raise malformed(url, field, f"a {kind.__name__}", obj)
     return obj

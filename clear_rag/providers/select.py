@@ -6,7 +6,7 @@ Names, as the CLI, the environment and configs spell them:
   ``hash`` (the deterministic fake), ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
 - chat models: ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, the default),
   ``ollama:MODEL``, ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
-- rerankers: ``ms-marco-minilm`` (a cross-encoder pulled once with ``clear-rag models pull``), a
+- rerankers: ``ms-marco-minilm-l6`` (a cross-encoder pulled once with ``clear-rag models pull``), a
   folder holding ``model.onnx`` and ``tokenizer.json``, or ``lexical`` (the fake).
 
 Server addresses come from ``OLLAMA_HOST`` and ``CLEAR_RAG_OPENAI_URL`` where set.
@@ -22,7 +22,7 @@ from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
 EMBEDDERS = ("minilm", "hash", "ollama:MODEL")
 CHATS = ("smollm2", "ollama:MODEL", "openai:MODEL")
-RERANKERS = ("ms-marco-minilm", "lexical", "PATH")
+RERANKERS = ("ms-marco-minilm-l6", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_CHAT = "smollm2"
 

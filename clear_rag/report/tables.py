@@ -32,7 +32,9 @@ def suite_table(result: dict[str, Any]) -> str:
     """An ablation suite: one row per config, its metrics, and the paired change against the baseline."""
     names = result["metric_names"]
     main = "ndcg@10" if "ndcg@10" in names else names[0]
-    head = ["row", *names, f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
+    paraphrase = any("paraphrase" in row.get("by_category", {}) for row in result["rows"])
+    extra = [f"paraphrase {main}"] if paraphrase else []
+    head = ["row", *names, *extra, "s / question", f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in result["rows"]:
         versus = row.get("comparisons", {}).get("baseline", {}).get(main)
@@ -45,7 +47,12 @@ def suite_table(result: dict[str, Any]) -> str:
             if versus
             else ["baseline", "", ""]
         )
-        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), *change]
+        by_category = row.get("by_category", {})
+        para = (
+            [f"{by_category['paraphrase'][main]:.4f}" if "paraphrase" in by_category else ""] if extra else []
+        )
+        seconds = f"{row.get('seconds_per_question', 0.0):.3f}"
+        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), *para, seconds, *change]
         lines.append("| " + " | ".join(cells) + " |")
     models = sorted({v for row in result["rows"] for v in row.get("models", {}).values()})
     source = (

@@ -13,6 +13,7 @@ from clear_rag.eval import ablate
 from clear_rag.eval.golden import LabelError
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
+from clear_rag.store import Store
 
 GOLDEN = """
 questions:
@@ -121,3 +122,30 @@ def test_ambiguous_and_missing_quotes_are_errors(project: Path) -> None:
         LabelError, match=r"pressure: quote .* matches nothing in the corpus; its first 6 words"
     ):
         ablate.prepare(load_suite("toy.yaml"), load_suite("toy.yaml").rows[0].config.chunking, project / "s")
+
+
+def test_expansion_and_hyde_rows_ask_the_chat_model(project: Path) -> None:
+    from clear_rag.errors import ConfigError
+    from clear_rag.providers.fake import ScriptedChatModel
+
+    (project / "expand.yaml").write_text(
+        SUITE.replace("name: toy", "name: toy-expand").split("rows:")[0]
+        + "rows:\n  - {name: hybrid}\n  - {name: hybrid + expansion, set: {expand: 2, hyde: true}}\n",
+        encoding="utf-8",
+    )
+    suite = load_suite("expand.yaml")
+    with pytest.raises(ConfigError, match="needs a chat model"):
+        ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    chat = ScriptedChatModel()
+    for _ in range(3):  # three questions: phrasings, then a HyDE passage, for each
+        chat.enqueue("rotor wear limit\npad thickness")
+        chat.enqueue("Pads are replaced when worn.")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores", chat=chat)
+    expanded = result["rows"][1]
+    assert expanded["models"]["chat"] == "scripted-chat@1"
+    assert "chat" not in result["rows"][0]["models"]
+    assert len(chat.history) == 6
+    with Store(Path(expanded["store"])) as store:
+        trace = store.load_trace(expanded["questions"][0]["trace"])
+    assert trace.phrasings[1:] == ("rotor wear limit", "pad thickness")
+    assert any(s.name == "vector·hyde" for s in trace.stages)

@@ -20,10 +20,13 @@ from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
+# fmt: off
 WORDS = (
-    "disc brake brakes pads rotor bleed tyre tyres pressure psi road gravel chain stretch replace "
-    "the a for at is of and to new check lower run bikes yearly when"
-).split()
+    "disc", "brake", "brakes", "pads", "rotor", "bleed", "tyre", "tyres", "pressure", "psi", "road",
+    "gravel", "chain", "stretch", "replace", "the", "a", "for", "at", "is", "of", "and", "to", "new",
+    "check", "lower", "run", "bikes", "yearly", "when",
+)
+# fmt: on
 VOCAB = {token: i for i, token in enumerate((*SPECIALS, *WORDS))}
 
 
@@ -70,7 +73,6 @@ def build_cross_encoder(
         numpy_helper.from_array(np.array([bias], dtype=np.float32), "bias"),
         numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
         numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
-        numpy_helper.from_array(np.array([1.0], dtype=np.float32), "one"),
     ]
     nodes = [
         helper.make_node("Gather", ["embedding", ids_name], ["emb"]),
@@ -79,6 +81,7 @@ def build_cross_encoder(
         helper.make_node("Mul", ["mask_f", "word"], ["words"]),
     ]
     if token_types:
+        inits.append(numpy_helper.from_array(np.array([1.0], dtype=np.float32), "one"))
         nodes += [
             helper.make_node("Cast", ["token_type_ids"], ["type_f"], to=TensorProto.FLOAT),
             helper.make_node("Mul", ["words", "type_f"], ["p_mask"]),
@@ -131,9 +134,11 @@ def _masked_sum(mask: str, out: str) -> list[onnx.NodeProto]:
     ]
 
 
-def build_model_dir(folder: Path, model_name: str = "model.onnx", **graph: object) -> Path:
+def build_model_dir(
+    folder: Path, model_name: str = "model.onnx", *, bias: float = 0.0, token_types: bool = True
+) -> Path:
     """A folder laid out like a downloaded model: ``model_name`` plus ``tokenizer.json``."""
-    build_cross_encoder(folder / model_name, **graph)  # type: ignore[arg-type]
+    build_cross_encoder(folder / model_name, bias=bias, token_types=token_types)
     build_tokenizer(folder / "tokenizer.json")
     return folder
 

@@ -50,8 +50,8 @@ def results(tmp_path: Path) -> Path:
 
 def test_render_fills_the_block_and_then_it_is_fresh(results: Path) -> None:
     page = render_page(PAGE, results)
-    assert "| better | 0.7500 | +0.2500 [+0.100, +0.400] | 0.500 | 1 / 0 |" in page
-    assert "| base | 0.5000 | baseline |  |  |" in page
+    assert "| better | 0.7500 | 0.000 | +0.2500 [+0.100, +0.400] | 0.500 | 1 / 0 |" in page
+    assert "| base | 0.5000 | 0.000 | baseline |  |  |" in page
     assert stale_blocks(page, results) == []
     assert render_page(page, results) == page
 

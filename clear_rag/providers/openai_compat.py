@@ -1,0 +1,146 @@
+"""A chat model behind an OpenAI-compatible ``POST /v1/chat/completions``: llama.cpp server, vLLM, LM Studio.
+
+The answer streams as Server-Sent Events, ``data: {...}`` with the text in ``choices[0].delta.content``,
+ending with ``data: [DONE]``. These servers do not say which weights they serve, so ``version`` is
+``"unknown"`` unless given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+from clear_rag.errors import ModelError
+from clear_rag.providers.base import Message
+from clear_rag.providers.http import HttpProvider, decode_json, iter_sse_data, malformed, pluck
+
+DEFAULT_URL = "http://127.0.0.1:8080"  # llama.cpp's llama-server; LM Studio uses :1234, vLLM :8000
+
+# The OpenAI sampling settings, plus top_k and min_p, which llama.cpp and vLLM both accept.
+CHAT_OPTIONS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "max_tokens",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
+
+
+class OpenAIChat(HttpProvider):
+    """``stream(messages, **options)`` over an OpenAI-compatible server, yielding text as it arrives.
+
+    ``base_url`` is the server's root, with or without ``/v1`` (LM Studio's documentation gives it with).
+    ``api_key`` is sent as a bearer token when given; local servers mostly need none. Closing the
+    returned iterator early closes the HTTP response, which stops the generation on the server.
+    """
+
+    start_hint = (
+        "Start the OpenAI-compatible server (llama-server, vLLM, LM Studio) or pass base_url= its address"
+    )
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = DEFAULT_URL,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        *,
+        version: str = "unknown",
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model={model!r} is invalid; name the model the server serves")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        root = base_url.rstrip("/").removesuffix("/v1") if isinstance(base_url, str) else base_url
+        super().__init__(root, timeout, headers)
+        self.model = model
+        self.name = f"openai-compat/{model}"
+        self.version = version
+
+    def stream(self, messages: Sequence[Message], **options: object) -> Generator[str, None, None]:
+        unknown = sorted(set(options) - CHAT_OPTIONS)
+        if unknown:
+            raise ValueError(f"OpenAIChat options {unknown} are unknown; use any of {sorted(CHAT_OPTIONS)}")
+        if not messages or not all(isinstance(m, Message) for m in messages):
+            raise TypeError("stream() takes a non-empty sequence of Message(role, content)")
+        payload = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": True,
+            **options,
+        }
+        return self._pieces(payload)
+
+    def status_error(self, status: int, text: str, path: str) -> ModelError:
+        url = self.url(path)
+        if status in (401, 403):
+            return ModelError(
+                f"the server refused the request (HTTP {status}: {text})",
+                path=url,
+                fix="Pass the server's key as api_key=, or check the one given",
+            )
+        if status == 404:
+            return ModelError(
+                f"the server does not serve model {self.model!r} or this path (HTTP 404: {text})",
+                path=url,
+                fix=f"Use a model= that GET {self.base_url}/v1/models lists, and base_url= the server's root",
+            )
+        return ModelError(
+            f"the server answered HTTP {status}: {text}",
+            path=url,
+            fix="Check the options passed and the server's log",
+        )
+
+    def _pieces(self, payload: dict[str, object]) -> Generator[str, None, None]:
+        path = "/v1/chat/completions"
+        url = self.url(path)
+        finished = False
+        with self.errors(path), self._client.stream("POST", path, json=payload) as response:
+            self.check_status(response, path)
+            if response.headers.get("content-type", "").startswith("application/json"):
+                # A server that cannot stream answers with one whole completion; take its text.
+                response.read()
+                body = decode_json(response.content, url=url, field="body")
+                yield pluck(body, ["choices", 0, "message", "content"], str, url=url)
+                return
+            for data in iter_sse_data(response):
+                if data.strip() == "[DONE]":
+                    return
+                event = decode_json(data, url=url, field="data")
+                piece, done = _delta(event, url)
+                finished = finished or done
+                if piece:
+                    yield piece
+        if not finished:  # a finish_reason without [DONE] is complete enough; neither means cut off
+            raise ModelError(
+                "the answer stopped before data: [DONE]",
+                path=url,
+                fix="Check the server's log; it may have crashed",
+            )
+
+
+def _delta(event: object, url: str) -> tuple[str, bool]:
+    """The text of one streamed event and whether it carries a ``finish_reason``.
+
+    An event with no choices is normal (vLLM's usage event, Azure's content-filter event); a delta with
+    no content is too (the first, role-only event, and the last one).
+    """
+    if isinstance(event, dict) and "error" in event:  # some servers report a failure mid-stream this way
+        error: Any = event["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise ModelError(f"the server failed mid-answer: {message}", path=url, fix="Check the server's log")
+    choices = pluck(event, ["choices"], list, url=url)
+    if not choices:
+        return "", False
+    delta = pluck(event, ["choices", 0, "delta"], dict, url=url)
+    content = delta.get("content")
+    if content is not None and not isinstance(content, str):
+        raise malformed(url, "choices[0].delta.content", "a string or null", content)
+    choice = choices[0]
+    done = isinstance(choice, dict) and choice.get("finish_reason") is not None
+    return content or "", done
