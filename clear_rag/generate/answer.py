@@ -13,7 +13,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from clear_rag.generate.prompt import REFUSAL, answer_messages, citations, is_refusal
+from clear_rag.generate.prompt import REFUSAL, answer_messages, attributed, citations, is_refusal
 from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
 from clear_rag.providers.base import ChatModel, Message, describe
 from clear_rag.retrieve.pipeline import Pipeline
@@ -33,7 +33,7 @@ class Answerer:
     """A pipeline, a chat model and (optionally) a store that keeps every trace."""
 
     def __init__(
-        self, pipeline: Pipeline, chat: ChatModel, *, store: Store | None = None, max_tokens: int = 512
+        self, pipeline: Pipeline, chat: ChatModel, *, store: Store | None = None, max_tokens: int = 256
     ) -> None:
         self.pipeline = pipeline
         self.chat = chat
@@ -79,6 +79,9 @@ class Answerer:
         cited = citations(answer, packed)
         if is_refusal(answer):
             steps.setdefault("refusal", "the model said the sources do not hold the answer")
+        elif not cited and packed.passages:
+            cited = attributed(answer, packed)
+            steps["citations"] = "the model cited nothing; attributed by word overlap" if cited else "none"
         final = dataclasses.replace(
             trace,
             query=question,

