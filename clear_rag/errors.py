@@ -76,6 +76,12 @@ class StoreError(ClearRagError):
     exit_code = 3
 
 
+class ResultsQueryError(ClearRagError):
+    """The result files cannot be read, or a query over them failed."""
+
+    exit_code = 2
+
+
 class ModelError(ClearRagError):
     """A model, or the package that ships it, is missing or failed."""
 

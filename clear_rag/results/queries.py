@@ -1,0 +1,291 @@
+"""Named SQL views over the result files, run by DuckDB.
+
+Two shapes share ``results/*.json``: ablation suites (top-level ``date``, ``embedder``, ``baseline``; rows
+with ``questions``, ``by_category`` and ``comparisons``) and BEIR files (top-level ``updated``; rows with
+their own ``date`` and a ``per_query`` object keyed by query id). Sub-folders such as ``results/bench/``
+are not matched by the glob, so benchmark outputs stay out of the views.
+
+Every view carries ``file`` (the file name without ``.json``) as well as ``suite``: two files may hold the
+same suite (``baseline-fake.json`` and ``tech.json`` both say ``"suite": "tech"``), so ``suite`` alone does
+not identify a row.
+
+Each view and named query is a small function whose docstring describes it; ``connect`` creates the views,
+``run_sql`` runs one statement against them. This is the only module of the project that imports duckdb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from clear_rag.errors import ResultsQueryError
+
+# The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
+# MAP and a smaller one into a STRUCT (map_inference_threshold), so a BEIR file's per_query would change
+# type with the number of queries, and by_category / comparisons / metrics would become structs whose
+# fields depend on the data. Declared MAPs give the same SQL for every file; keys not declared are ignored.
+_METRICS = "MAP(VARCHAR, DOUBLE)"
+_COMPARISON = (
+    "STRUCT(against VARCHAR, difference DOUBLE, ci_low DOUBLE, ci_high DOUBLE, p_sign DOUBLE, "
+    "up BIGINT, down BIGINT, ties BIGINT)"
+)
+_QUESTION = f"STRUCT(id VARCHAR, category VARCHAR, first_rank BIGINT, trace VARCHAR, metrics {_METRICS})"
+_ROW = (
+    "STRUCT(name VARCHAR, config JSON, config_hash VARCHAR, models MAP(VARCHAR, VARCHAR), date TIMESTAMPTZ, "
+    f"metrics {_METRICS}, by_category MAP(VARCHAR, {_METRICS}), seconds_per_question DOUBLE, "
+    f"seconds_per_query STRUCT(median DOUBLE), queries BIGINT, questions {_QUESTION}[], "
+    f"comparisons MAP(VARCHAR, MAP(VARCHAR, {_COMPARISON})), per_query MAP(VARCHAR, {_METRICS}))"
+)
+_FILE_COLUMNS = {
+    "suite": "VARCHAR",
+    "date": "TIMESTAMPTZ",
+    "updated": "TIMESTAMPTZ",
+    "embedder": "VARCHAR",
+    "baseline": "VARCHAR",
+    "rows": f"{_ROW}[]",
+}
+# DuckDB refuses a JSON object over 16 MB by default; one suite file is one object, and a large golden set
+# with per-question retrieved lists can pass that.
+_MAX_OBJECT_BYTES = 1 << 30
+HEADLINE = "ndcg@10"  # the named queries rank by it, so its column always exists
+
+
+@dataclass(frozen=True, slots=True)
+class MetricNames:
+    """Metric names found in the files, in order: aggregate ones (rows) and per-question ones (questions)."""
+
+    aggregate: tuple[str, ...]
+    per_question: tuple[str, ...]
+
+
+ViewSql = Callable[[MetricNames], str]
+VIEWS: dict[str, ViewSql] = {}
+QUERIES: dict[str, Callable[[], str]] = {}
+
+
+def _view(fn: ViewSql) -> ViewSql:
+    VIEWS[fn.__name__] = fn
+    return fn
+
+
+def _query(fn: Callable[[], str]) -> Callable[[], str]:
+    QUERIES[fn.__name__] = fn
+    return fn
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _columns(source: str, names: Sequence[str]) -> str:
+    """One column per metric, ``source['ndcg@10'] AS "ndcg@10"``; a name missing from a row reads NULL."""
+    return "".join(f", {source}[{_literal(n)}] AS {_identifier(n)}" for n in names)
+
+
+@_view
+def suites(metrics: MetricNames) -> str:
+    """One row per result file: file, suite, date (BEIR: updated), embedder, baseline, row_count."""
+    return """
+SELECT file, suite, date, embedder, baseline, len(rows) AS row_count FROM result_files() ORDER BY file"""
+
+
+@_view
+def rows(metrics: MetricNames) -> str:
+    """One row per (file, row): config hash, models, date, median seconds per question, each metric."""
+    return f"""
+SELECT file, suite, r.name AS row, position, r.config_hash AS config_hash,
+    r.models['embedder'] AS embedder, r.models['reranker'] AS reranker, r.models['chat'] AS chat,
+    coalesce(r.date, file_date) AS date, coalesce(len(r.questions), r.queries) AS questions,
+    coalesce(r.seconds_per_question, r.seconds_per_query.median) AS seconds_per_question
+    {_columns("r.metrics", metrics.aggregate)}, r.config AS config
+FROM result_rows() ORDER BY file, position"""
+
+
+@_view
+def questions(metrics: MetricNames) -> str:
+    """One row per (file, row, question): category, first rank, trace id, each per-question metric.
+
+    BEIR queries appear here too, with no category, first rank or trace.
+    """
+    return f"""
+SELECT file, suite, row, question, category, first_rank, trace {_columns("m", metrics.per_question)}
+FROM (
+    SELECT file, suite, r.name AS row, position, q.n, q.q.id AS question, q.q.category AS category,
+        q.q.first_rank AS first_rank, q.q.trace AS trace, q.q.metrics AS m
+    FROM result_rows(), unnest(r.questions) WITH ORDINALITY AS q(q, n)
+    UNION ALL BY NAME
+    SELECT file, suite, r.name AS row, position, p.n, p.e.key AS question, p.e.value AS m
+    FROM result_rows(), unnest(map_entries(r.per_query)) WITH ORDINALITY AS p(e, n)
+) ORDER BY file, position, n"""
+
+
+@_view
+def by_category(metrics: MetricNames) -> str:
+    """One row per (file, row, category, metric) with its value; BEIR files have no categories."""
+    return """
+SELECT file, suite, r.name AS row, c.e.key AS category, m.e.key AS metric, m.e.value AS value
+FROM result_rows(),
+    unnest(map_entries(r.by_category)) WITH ORDINALITY AS c(e, n),
+    unnest(map_entries(c.e.value)) WITH ORDINALITY AS m(e, n)
+ORDER BY file, position, c.n, m.n"""
+
+
+@_view
+def comparisons(metrics: MetricNames) -> str:
+    """One row per (file, row, against, metric): the paired difference to the baseline or previous row.
+
+    ``against`` is ``baseline`` or ``previous``; ``against_row`` names that row. ``ci_low``/``ci_high`` bound
+    the bootstrap interval of the difference, ``p_sign`` is the sign test, ``up``/``down``/``ties`` count
+    questions.
+    """
+    return """
+SELECT file, suite, r.name AS row, k.e.key AS against, v.e.value.against AS against_row, v.e.key AS metric,
+    v.e.value.difference AS difference, v.e.value.ci_low AS ci_low, v.e.value.ci_high AS ci_high,
+    v.e.value.p_sign AS p_sign, v.e.value.up AS up, v.e.value.down AS down, v.e.value.ties AS ties
+FROM result_rows(),
+    unnest(map_entries(r.comparisons)) WITH ORDINALITY AS k(e, n),
+    unnest(map_entries(k.e.value)) WITH ORDINALITY AS v(e, n)
+ORDER BY file, position, k.n, v.n"""
+
+
+@_query
+def best_rows() -> str:
+    """Per result file, the row with the highest ndcg@10 (a tie goes to the row listed first)."""
+    return """
+SELECT file, suite, row, config_hash, embedder, "ndcg@10" FROM rows WHERE "ndcg@10" IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY file ORDER BY "ndcg@10" DESC, position) = 1 ORDER BY file"""
+
+
+@_query
+def significant() -> str:
+    """Comparisons whose confidence interval excludes zero, largest differences first."""
+    return """
+SELECT file, row, against, against_row, metric, difference, ci_low, ci_high, p_sign, up, down
+FROM comparisons WHERE ci_low > 0 OR ci_high < 0 ORDER BY file, abs(difference) DESC, row, metric"""
+
+
+@_query
+def missed_by_all() -> str:
+    """Questions no row of their file ranked anything relevant for in the top 10 (ndcg@10 = 0 everywhere)."""
+    return """
+SELECT file, suite, question, any_value(category) AS category, count(*) AS rows_tried FROM questions
+GROUP BY file, suite, question HAVING max("ndcg@10") = 0 ORDER BY file, question"""
+
+
+def _macros(results_dir: Path) -> list[str]:
+    pattern = _literal(str(results_dir / "*.json"))
+    declared = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in _FILE_COLUMNS.items())
+    return [
+        f"""CREATE MACRO result_files() AS TABLE
+SELECT parse_filename(filename, true) AS file, filename AS path, suite, coalesce(date, updated) AS date,
+    embedder, baseline, rows
+FROM read_json({pattern}, filename = true, format = 'auto', maximum_object_size = {_MAX_OBJECT_BYTES},
+    columns = {{{declared}}})""",
+        """CREATE MACRO result_rows() AS TABLE
+SELECT f.file, f.suite, f.date AS file_date, u.r, u.position
+FROM result_files() AS f, unnest(f.rows) WITH ORDINALITY AS u(r, position)""",
+    ]
+
+
+def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
+    aggregate: list[str] = []
+    listed = con.execute("SELECT map_keys(r.metrics) FROM result_rows() ORDER BY file, position").fetchall()
+    for (keys,) in listed:
+        aggregate += [k for k in keys or [] if k not in aggregate]
+    if HEADLINE not in aggregate:
+        aggregate.append(HEADLINE)
+    found = con.execute(
+        """SELECT DISTINCT unnest(map_keys(q.metrics)) FROM result_rows(), unnest(r.questions) AS u(q)
+        UNION SELECT DISTINCT unnest(map_keys(e.value))
+        FROM result_rows(), unnest(map_entries(r.per_query)) AS u(e)"""
+    ).fetchall()
+    # The aggregate order (the files' own) where it applies, then any per-question-only name alphabetically.
+    names = {k for (k,) in found} | {HEADLINE}
+    per_question = [k for k in aggregate if k in names] + sorted(names - set(aggregate))
+    return MetricNames(tuple(aggregate), tuple(per_question))
+
+
+def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every view of ``VIEWS`` over ``results_dir/*.json``.
+
+    The views read the files at each query, so they see files rewritten after ``connect``; metric columns
+    are fixed at ``connect``. The connection may read only ``results_dir``: SQL typed by a user (CLI, web
+    page) cannot read or write other files.
+    """
+    folder = Path(results_dir).resolve()
+    if not any(folder.glob("*.json")):
+        raise ResultsQueryError(
+            "no result files (*.json) here",
+            path=str(folder),
+            fix="Write one with `clear-rag ablate SUITE --save-results`, or pass --results-dir",
+        )
+    con = duckdb.connect()
+    try:
+        # Dates print in UTC whatever the machine's zone, as the files write them.
+        con.execute("SET TimeZone = 'UTC'")
+        for statement in _macros(folder):
+            con.execute(statement)
+        metrics = _metric_names(con)
+        for name, build in VIEWS.items():
+            con.execute(f"CREATE VIEW {name} AS {build(metrics)}")
+        con.execute(f"SET allowed_directories = [{_literal(str(folder) + '/')}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except duckdb.Error as err:
+        con.close()
+        raise ResultsQueryError(
+            f"DuckDB cannot read the result files: {err}",
+            path=str(folder),
+            fix="Check that every *.json there is a suite or BEIR result file, or move the others aside",
+        ) from err
+    return con
+
+
+def run_sql(sql: str, results_dir: Path | str = "results") -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run ``sql`` against the views; the column names and the rows (none for a statement without output)."""
+    con = connect(results_dir)
+    try:
+        cursor = con.execute(sql)
+        columns = [d[0] for d in cursor.description or []]
+        return columns, cursor.fetchall() if columns else []
+    except duckdb.Error as err:
+        # DuckDB's first line says what is wrong; the rest (candidate columns, the line with a caret under
+        # the culprit) reads best after the advice, where the caret still lines up.
+        first, _, context = str(err).partition("\n")
+        hint = 'See `clear-rag results views` for the views and their columns; quote metric names: "ndcg@10"'
+        raise ResultsQueryError(
+            f"the query failed: {first.rstrip('.!')}", fix=f"{hint}\n{context.strip()}".strip()
+        ) from err
+    finally:
+        con.close()
+
+
+def run_named(name: str, results_dir: Path | str = "results") -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a named query of ``QUERIES``, or ``SELECT *`` from a view of ``VIEWS``."""
+    if name in QUERIES:
+        return run_sql(QUERIES[name](), results_dir)
+    if name in VIEWS:
+        return run_sql(f"SELECT * FROM {name}", results_dir)
+    raise ResultsQueryError(
+        "no such named query or view",
+        value=name,
+        fix=f"Use one of: {', '.join([*QUERIES, *VIEWS])}",
+    )
+
+
+def describe(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """Each view's columns as (name, DuckDB type), in ``VIEWS`` order."""
+    return {name: [(c, t) for c, t, *_ in con.execute(f"DESCRIBE {name}").fetchall()] for name in VIEWS}
+
+
+def doc(fn: Callable[..., str]) -> str:
+    """The first line of a view's or named query's docstring."""
+    return (fn.__doc__ or "").strip().splitlines()[0]
