@@ -39,8 +39,10 @@ class Rewrite:
     reason: str
 
 
-def _complete(chat: ChatModel, messages: Sequence[Message]) -> str:
-    return "".join(chat.stream(messages, temperature=0.0)).strip()
+def _complete(chat: ChatModel, messages: Sequence[Message], max_tokens: int) -> str:
+    # A bound on every call: a small model that misreads the task can otherwise write until its
+    # context is full, which turns one question into minutes.
+    return "".join(chat.stream(messages, temperature=0.0, max_tokens=max_tokens)).strip()
 
 
 def check_rewrite(proposed: str, question: str, history: Sequence[Message]) -> str | None:
@@ -77,7 +79,7 @@ def rewrite(chat: ChatModel, question: str, history: Sequence[Message]) -> Rewri
         Message("system", REWRITE_SYSTEM),
         Message("user", f"Conversation:\n{shown}\n\nLast message: {question}"),
     ]
-    proposed = _complete(chat, messages)
+    proposed = _complete(chat, messages, max_tokens=64)
     problem = check_rewrite(proposed, question, history)
     if problem is not None:
         return Rewrite(question, proposed, False, f"{problem}; searched the message as written")
@@ -86,7 +88,8 @@ def rewrite(chat: ChatModel, question: str, history: Sequence[Message]) -> Rewri
 
 def expand(chat: ChatModel, question: str, n: int = 3) -> tuple[list[str], list[str]]:
     """Up to ``n`` other phrasings of ``question``, and the lines the model wrote that were dropped."""
-    text = _complete(chat, [Message("system", EXPAND_SYSTEM.format(n=n)), Message("user", question)])
+    system = Message("system", EXPAND_SYSTEM.format(n=n))
+    text = _complete(chat, [system, Message("user", question)], max_tokens=40 * n)
     kept: list[str] = []
     dropped: list[str] = []
     for line in text.splitlines():
@@ -104,4 +107,4 @@ def expand(chat: ChatModel, question: str, n: int = 3) -> tuple[list[str], list[
 
 def hypothetical_passage(chat: ChatModel, question: str) -> str:
     """HyDE: a passage the model imagines answering ``question``, to be embedded as a document."""
-    return _complete(chat, [Message("system", HYDE_SYSTEM), Message("user", question)])
+    return _complete(chat, [Message("system", HYDE_SYSTEM), Message("user", question)], max_tokens=160)
