@@ -172,9 +172,8 @@ class Analyzer:
             terms = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split()
         else:
             pattern = self._bmp_pattern if _bmp_only(text) else self._pattern
-            folded = self._folded
-            terms = [folded[token] for token in pattern.findall(text)]
+            # map over the memo's own lookup stays in C for every token seen before.
+            terms = list(map(self._folded.__getitem__, pattern.findall(text)))
         if self.stem:
-            stemmed = self._stemmed
-            return [stemmed[term] for term in terms]
+            return list(map(self._stemmed.__getitem__, terms))
         return terms

@@ -124,8 +124,8 @@ class VectorIndex:
         if len(set(ids)) != len(ids):
             repeated = sorted({i for i in ids if ids.count(i) > 1})
             raise ValueError(f"ids {repeated} appear more than once in one add(); pass each id once")
-        finite: npt.NDArray[np.bool_] = np.isfinite(rows).all(axis=1)
-        nonzero: npt.NDArray[np.bool_] = rows.any(axis=1)
+        finite = np.logical_and.reduce(np.isfinite(rows), axis=1)
+        nonzero = np.logical_or.reduce(rows != 0.0, axis=1)
         # Checked for all rows at once (a loop over rows took half a second at 100k); the first
         # bad row in order is reported, as before.
         bad = np.flatnonzero(~(finite & nonzero))
