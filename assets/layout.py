@@ -1,0 +1,172 @@
+"""How one ablation suite maps onto assets: keys, partitions, partition mappings, the automation condition.
+
+Partitions are read from the suite file when the definitions load: one evaluation partition per row
+(key = row name), one store partition per chunking the rows use, one corpus partition per file. Adding
+or removing a row, a chunking or a file therefore needs the definitions reloaded (``dagster dev``
+reloads them from the UI; ``python -m assets.run`` builds them afresh every time). Editing what a row
+sets, or a file's content, needs no reload: the observable sources see it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AutomationCondition,
+    StaticPartitionMapping,
+    StaticPartitionsDefinition,
+)
+
+from clear_rag.config import ChunkingConfig
+from clear_rag.errors import ConfigError
+from clear_rag.eval.suite import Row, Suite, load_suite
+from clear_rag.ingest import discover
+
+# Bump when an asset's code changes what it produces: every partition of that asset is then requested.
+CODE_VERSION = "1"
+
+# Run what an upstream *data version* changed under, or what new code produces differently, or what is
+# missing. ``AutomationCondition.eager()`` would also fire when an upstream was re-materialized with
+# identical content, which is exactly what must cost nothing here. ``missing()`` stands outside
+# ``since_last_handled()`` on purpose: there, ``newly_missing()`` is reset by ``initial_evaluation()``
+# on the first tick, so a graph never materialized would never be requested (and a partition whose run
+# failed would not be requested again once the failure is fixed).
+_TRIGGER: AutomationCondition[Any] = (
+    AutomationCondition.newly_missing()
+    | AutomationCondition.any_deps_match(AutomationCondition.data_version_changed())
+    | AutomationCondition.code_version_changed()
+)
+AUTOMATION = (
+    (_TRIGGER.since_last_handled() | AutomationCondition.missing())
+    & ~AutomationCondition.any_deps_missing()
+    & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.in_progress()
+)
+
+# Inside ``dagster dev`` the automation daemon observes the sources once a minute, so an edited suite
+# row or corpus file is noticed without anyone pressing a button. ``assets.run`` observes them itself.
+OBSERVE = AutomationCondition.cron_tick_passed("* * * * *")
+
+
+def partition_key() -> str:
+    """The running step's partition key.
+
+    Read from the current context rather than a ``context`` parameter: Dagster checks that parameter's
+    annotation by identity, which a postponed annotation (``from __future__ import annotations``, a
+    string) never passes.
+    """
+    return str(AssetExecutionContext.get().partition_key)
+
+
+def digest(*parts: str) -> str:
+    """The first 16 hex digits of the SHA-256 of ``parts`` joined by newlines."""
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def chunk_key(chunking: ChunkingConfig) -> str:
+    """A readable partition key for a chunking, e.g. ``structural-256`` or ``fixed-256-overlap128``."""
+    overlap = "" if chunking.overlap is None else f"-overlap{chunking.overlap}"
+    return f"{chunking.chunker}-{chunking.size}{overlap}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One suite's shape as the definitions see it (what partitions exist), fixed at load time."""
+
+    suite: Suite
+    prefix: str
+    embedder: str
+    chunkings: dict[str, ChunkingConfig]
+    files: tuple[str, ...]
+
+    @classmethod
+    def load(cls, name_or_path: str, *, embedder: str) -> Layout:
+        suite = load_suite(name_or_path)
+        if suite.corpus is None or suite.golden is None:
+            raise ConfigError(
+                "has no corpus: and golden: pair; the Dagster assets run corpus suites only",
+                path=str(suite.path),
+                fix="Run BEIR suites with `clear-rag ablate`",
+            )
+        chunkings = {chunk_key(r.config.chunking): r.config.chunking for r in suite.rows}
+        files, _ = discover([suite.corpus])
+        keys = tuple(p.relative_to(suite.corpus).as_posix() for p in files)
+        prefix = re.sub(r"\W", "_", suite.name)
+        return cls(suite, prefix, embedder, dict(sorted(chunkings.items())), keys)
+
+    def key(self, name: str) -> AssetKey:
+        return AssetKey([self.prefix, name])
+
+    @property
+    def rows(self) -> StaticPartitionsDefinition:
+        return StaticPartitionsDefinition([r.name for r in self.suite.rows])
+
+    @property
+    def corpus(self) -> StaticPartitionsDefinition:
+        return StaticPartitionsDefinition(list(self.files))
+
+    def stores(self, retriever: str | None = None) -> StaticPartitionsDefinition:
+        """The chunkings (all, or only those whose rows use ``retriever``) as partitions."""
+        return StaticPartitionsDefinition(sorted(self.rows_by_chunking(retriever)))
+
+    def rows_by_chunking(self, retriever: str | None = None) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for row in self.suite.rows:
+            if retriever is None or retriever in row.config.retrievers:
+                found.setdefault(chunk_key(row.config.chunking), set()).add(row.name)
+        return found
+
+    def to_rows(self, retriever: str) -> StaticPartitionMapping:
+        """Each index partition (a chunking) to the evaluation partitions (rows) that search it."""
+        return StaticPartitionMapping(self.rows_by_chunking(retriever))
+
+    def same_chunking(self, retriever: str) -> StaticPartitionMapping:
+        """Store partition to the same chunking's index partition, where rows use ``retriever``."""
+        return StaticPartitionMapping({key: key for key in self.rows_by_chunking(retriever)})
+
+    def analyzers(self, key: str) -> list[bool]:
+        """Which BM25 analyzers (stemmed or not) the keyword rows of chunking ``key`` search."""
+        return sorted(
+            {
+                r.config.stem
+                for r in self.suite.rows
+                if "keyword" in r.config.retrievers and chunk_key(r.config.chunking) == key
+            }
+        )
+
+    def code_version(self, *extra: str) -> str:
+        """The code version of an asset; ``extra`` names what else changes its output (the embedder,
+        the partition set) so that changing it requests every partition again."""
+        return digest(CODE_VERSION, *extra)
+
+    def current(self) -> Suite:
+        """The suite file as it is now (a row's settings may have changed since the definitions loaded)."""
+        return load_suite(str(self.suite.path))
+
+    def row(self, suite: Suite, name: str) -> Row:
+        """Row ``name`` of the suite as it is now; an error if it moved to a chunking the definitions
+        do not know (its store partition and index edges would be wrong until a reload)."""
+        loaded = {r.name: chunk_key(r.config.chunking) for r in self.suite.rows}
+        for row in suite.rows:
+            if row.name == name and loaded.get(name) == chunk_key(row.config.chunking):
+                return row
+        raise ConfigError(
+            "has no row of this name with the chunking the definitions loaded",
+            path=str(suite.path),
+            value=name,
+            fix="Reload the definitions (a row was renamed, removed or given another chunking)",
+        )
+
+    def corpus_path(self, file_key: str) -> Path:
+        return (self.suite.corpus or Path()) / file_key
+
+
+def with_vectors(rows: Sequence[Row]) -> bool:
+    return any("vector" in row.config.retrievers for row in rows)

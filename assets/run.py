@@ -1,0 +1,182 @@
+"""``python -m assets.run [--embedder hash|minilm]``: bring the bundled suites' results up to date.
+
+One update is what Dagster's automation daemon does inside ``dagster dev``, done here in process: observe
+the source assets (suite rows, suite, golden set, corpus files, by content hash), evaluate every
+asset's automation condition, materialize what it requests (in process, one run per partition key),
+and evaluate again until nothing is requested. The instance lives in ``.clear-rag/dagster`` (telemetry
+off) and the automation cursor beside it, so the next update compares against this one: with nothing
+changed it observes the hashes and requests nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dagster import (
+    AssetKey,
+    BetaWarning,
+    DagsterInstance,
+    Definitions,
+    PartitionsDefinition,
+    SourceAsset,
+    deserialize_value,
+    evaluate_automation_conditions,
+    serialize_value,
+)
+from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor  # not re-exported
+from dagster._core.definitions.observe import observe  # not re-exported (see the Dagster notes)
+
+from assets.definitions import EMBEDDER_ENV, SUITES, build_definitions
+from assets.resources import FAKE_RESULTS, PathsResource, results_dir_for
+from clear_rag.providers.select import DEFAULT_EMBEDDER
+
+HOME = Path(".clear-rag") / "dagster"
+CURSOR = "automation-cursor.json"
+DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+MAX_TICKS = 10  # a change travels one level per tick: store, indexes, evaluation, result
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}  # Dagster logs every event at DEBUG
+
+# (partition key or None, partition set or None) -> the assets one run materializes
+Requested = dict[tuple[str | None, PartitionsDefinition | None], list[AssetKey]]
+
+
+@dataclass
+class Update:
+    """What one update observed and ran: per tick, the partitions materialized for each asset."""
+
+    observed: list[str] = field(default_factory=list)
+    ticks: list[dict[str, list[str | None]]] = field(default_factory=list)
+    failed_checks: list[str] = field(default_factory=list)
+
+    @property
+    def materialized(self) -> int:
+        return sum(len(parts) for tick in self.ticks for parts in tick.values())
+
+    def partitions(self, asset: str) -> list[str | None]:
+        return sorted((p for tick in self.ticks for p in tick.get(asset, [])), key=str)
+
+
+def instance_at(home: Path = HOME) -> DagsterInstance:
+    """A persistent instance in ``home``, created with telemetry disabled on first use."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML, encoding="utf-8")
+    return DagsterInstance.from_config(str(home.resolve()))
+
+
+def _load_cursor(path: Path) -> AssetDaemonCursor | None:
+    return deserialize_value(path.read_text(encoding="utf-8"), AssetDaemonCursor) if path.exists() else None
+
+
+def observe_sources(defs: Definitions, instance: DagsterInstance) -> list[str]:
+    """Record one observation of every observable source: the unpartitioned ones in one run, each
+    partitioned one in its own (one run cannot span two partition sets)."""
+    sources = [a for a in defs.assets or () if isinstance(a, SourceAsset) and a.is_observable]
+    plain = [s for s in sources if s.partitions_def is None]
+    for batch in [plain] * bool(plain) + [[s] for s in sources if s.partitions_def is not None]:
+        observe(batch, instance=instance, run_config=QUIET)
+    return [source.key.to_user_string() for source in sources]
+
+
+def update(
+    defs: Definitions,
+    instance: DagsterInstance,
+    cursor_file: Path,
+    *,
+    log: Callable[[str], None] = lambda _: None,
+) -> Update:
+    """Observe, then evaluate and materialize tick by tick until the conditions request nothing."""
+    done = Update(observed=observe_sources(defs, instance))
+    cursor = _load_cursor(cursor_file)
+    graph = defs.resolve_asset_graph()
+    order = {key: n for n, key in enumerate(graph.toposorted_asset_keys)}
+    job = defs.resolve_implicit_global_asset_job_def()
+    for _ in range(MAX_TICKS):
+        result = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+        cursor = result.cursor
+        cursor_file.write_text(serialize_value(cursor), encoding="utf-8")
+        requested: Requested = defaultdict(list)
+        for key in graph.materializable_asset_keys:
+            for partition in result.get_requested_partitions(key):
+                # One run covers assets that share the partition key *and* the partition set.
+                requested[(partition, graph.get(key).partitions_def)].append(key)
+        if not requested:
+            break
+        # Upstream partitions first: every chunking's store and indexes, then the rows, then results.
+        for (partition, _), keys in sorted(
+            requested.items(), key=lambda item: min(order[k] for k in item[1])
+        ):
+            log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
+            run = job.execute_in_process(
+                asset_selection=keys, partition_key=partition, instance=instance, run_config=QUIET
+            )
+            done.failed_checks += [
+                f"{check.asset_check_key.to_user_string()} [{partition or '-'}]"
+                for check in run.get_asset_check_evaluations()
+                if not check.passed
+            ]
+        tick: dict[str, list[str | None]] = defaultdict(list)
+        for (partition, _), keys in requested.items():
+            for key in keys:
+                tick[key.to_user_string()].append(partition)
+        done.ticks.append({key: sorted(parts, key=str) for key, parts in tick.items()})
+    return done
+
+
+def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
+    """Where each suite's result asset last wrote its file (its ``path`` metadata)."""
+    found = []
+    for key in defs.resolve_asset_graph().materializable_asset_keys:
+        event = instance.get_latest_materialization_event(key) if key.path[-1] == "result" else None
+        materialization = event.asset_materialization if event is not None else None
+        if materialization is not None and "path" in materialization.metadata:
+            found.append(str(materialization.metadata["path"].value))
+    return sorted(found)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m assets.run",
+        description="Bring the suites' results up to date: observe, then materialize only what changed.",
+    )
+    parser.add_argument("--embedder", default=None, help="minilm (default, or $CLEAR_RAG_EMBEDDER) or hash")
+    parser.add_argument("--home", type=Path, default=HOME, help="DAGSTER_HOME for the run history")
+    parser.add_argument(
+        "--suite", action="append", help="a suite name or file (repeatable; default: the bundled suites)"
+    )
+    parser.add_argument(
+        "--results-dir", help=f"where result files go (default: results/, or {FAKE_RESULTS}/ for hash)"
+    )
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).
+        warnings.simplefilter("ignore", BetaWarning)
+        name = args.embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
+        paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
+        defs = build_definitions(args.suite or SUITES, embedder=name, paths=paths)
+        with instance_at(args.home) as instance:
+            done = update(defs, instance, args.home / CURSOR, log=print)
+            files = result_files(defs, instance)
+    print(f"observed {len(done.observed)} sources; materialized {done.materialized} asset partitions")
+    for path in files:
+        print(f"results: {path}")
+    for check in done.failed_checks:
+        print(f"FAILED check {check}")
+    print(
+        "next: see the graph and its history with\n"
+        f"  DAGSTER_HOME={args.home.resolve()} .venv/bin/dagster dev -h 127.0.0.1 -p 3000\n"
+        "  and refresh the README tables from results/ with  .venv/bin/clear-rag report"
+    )
+    return 1 if done.failed_checks else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
