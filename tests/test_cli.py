@@ -102,11 +102,13 @@ def test_ask_streams_an_answer_from_ollama_and_lists_the_cited_spans(
         )
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         result = runner.invoke(
-            app, ["ask", "when do disc brake pads need replacing?", *store, "--chat", "ollama:tiny"]
+            app,
+            ["ask", "when do disc brake pads need replacing?", *store, "--chat", "ollama:tiny", "--stages"],
         )
         asked = server.seen("/api/chat")[0].json()
     assert result.exit_code == 0, result.output
     assert "New pads at 1.5 mm [1]." in result.output
+    assert result.output.index("[fusion]") < result.output.index("answer:\nNew pads")  # stages, then tokens
     assert re.search(r"cited:\n  \[1\] \S*docs/a.md \[\d+, \d+\): ", result.output)
     assert asked["messages"][1]["content"].startswith("Sources:")
 

@@ -14,7 +14,7 @@ from clear_rag.errors import ClearRagError, StoreError
 from clear_rag.generate.answer import Answerer
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
-from clear_rag.trace import render
+from clear_rag.trace import from_dict, render
 from clear_rag.types import Trace
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
@@ -74,7 +74,8 @@ def ask_command(
             else:
                 chat_model = make_chat(chat)
                 try:
-                    trace = _answer(Answerer(pipeline, chat_model, store=opened), question)
+                    answerer = Answerer(pipeline, chat_model, store=opened)
+                    trace = _answer(answerer, question, stages=stages, top=top)
                 finally:
                     _close(chat_model)
             texts = {
@@ -83,7 +84,7 @@ def ask_command(
             cited = [(c, opened.document_text(c.doc_id)[c.start : c.end]) for c in trace.citations]
     except ClearRagError as err:
         raise fail(err) from None
-    if no_generate or stages:
+    if no_generate:
         typer.echo(render(trace, top=top, texts=texts))
     if not no_generate:
         typer.echo("\ncited:" if cited else "\ncited: nothing")
@@ -101,9 +102,10 @@ def _close(provider: object) -> None:
         close()
 
 
-def _answer(answerer: Answerer, question: str) -> Trace:
-    """Stream the answer to stdout as it is generated; the final trace."""
+def _answer(answerer: Answerer, question: str, *, stages: bool = False, top: int = 5) -> Trace:
+    """Print the stages (when asked) as the events bring them, then stream the answer; the trace."""
     events = answerer.events(question)
+    seen: list[dict[str, object]] = []
     while True:
         try:
             event = next(events)
@@ -112,6 +114,16 @@ def _answer(answerer: Answerer, question: str) -> Trace:
             return trace
         if event.kind == "query" and event.data["question"] != question:
             typer.echo(f"(searched as: {event.data['question']})")
+        elif event.kind == "stage":
+            seen.append(event.data)
+        elif event.kind == "context" and stages:
+            so_far = from_dict({"id": "", "query": question, "stages": seen})
+            texts = {
+                c.chunk_id: answerer.pipeline.chunk_text(c.chunk_id)
+                for s in so_far.stages
+                for c in s.candidates[:top]
+            }
+            typer.echo("\n".join(render(so_far, top=top, texts=texts).splitlines()[1:]) + "\n\nanswer:")
         elif event.kind == "token":
             sys.stdout.write(event.data["text"])
             sys.stdout.flush()
