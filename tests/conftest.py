@@ -9,12 +9,7 @@ import pytest
 from clear_rag.chunk.base import Chunker
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.tokens import RegexTokenizer
-
-CORPUS = {
-    "a.md": "# Brakes\n\nDisc brakes need *new pads* at 1.5 mm.\n\n- check rotor\n- bleed yearly\n",
-    "b.txt": "Tyre pressure for road bikes is 80 to 100 psi.\n\nGravel tyres run lower.\n",
-    "sub/c.html": "<html><body><h1>Chains</h1><p>Replace a chain at 0.5% stretch.</p></body></html>",
-}
+from tests.toy import CORPUS
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from assets.definitions import build_definitions
 from assets.resources import EmbedderResource, PathsResource
 from clear_rag.providers.base import Embedder, EmbedKind
 from clear_rag.providers.fake import HashEmbedder
+from tests.toy import GOLDEN
 
 # What building the definitions warns about, named so that exactly these are let through: the
 # observable source assets and DataVersionsByPartition are beta, and Dagster itself reads a deprecated
@@ -28,23 +29,6 @@ BETA = "ignore::dagster.BetaWarning"
 SOURCE_ASSET_DEPRECATION = "ignore:Property `OpDefinition.version` is deprecated:DeprecationWarning"
 DAGSTER_WARNINGS = (BETA, SOURCE_ASSET_DEPRECATION)
 
-GOLDEN = """
-questions:
-  - id: pads
-    question: when do disc brake pads need replacing
-    category: factual
-    answers: [{doc: docs/a.md, quote: "Disc brakes need new pads at 1.5 mm."}]
-  - id: pressure
-    question: how hard should road tyres be pumped
-    category: paraphrase
-    answers: [{quote: "Tyre pressure for road bikes is 80 to 100 psi."}]
-  - id: chain
-    question: chain stretch limit
-    category: identifier
-    answers:
-      - {doc: docs/sub/c.html, quote: "Replace a chain at 0.5% stretch."}
-      - {doc: docs/a.md, quote: bleed yearly}
-"""
 
 SUITE = """
 name: toy

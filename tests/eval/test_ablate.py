@@ -14,24 +14,7 @@ from clear_rag.eval.golden import LabelError
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
-
-GOLDEN = """
-questions:
-  - id: pads
-    question: when do disc brake pads need replacing
-    category: factual
-    answers: [{doc: docs/a.md, quote: "Disc brakes need new pads at 1.5 mm."}]
-  - id: pressure
-    question: how hard should road tyres be pumped
-    category: paraphrase
-    answers: [{quote: "Tyre pressure for road bikes is 80 to 100 psi."}]
-  - id: chain
-    question: chain stretch limit
-    category: identifier
-    answers:
-      - {doc: docs/sub/c.html, quote: "Replace a chain at 0.5% stretch."}
-      - {doc: docs/a.md, quote: bleed yearly}
-"""
+from tests.toy import GOLDEN
 
 SUITE = """
 name: toy
