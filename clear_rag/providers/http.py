@@ -16,6 +16,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from clear_rag.errors import ModelError
+from clear_rag.providers.base import Message
 
 T = TypeVar("T")
 
@@ -107,6 +108,13 @@ class HttpProvider:
         return ModelError(
             f"the server answered HTTP {status}: {text}", path=self.url(path), fix="Check the server's log"
         )
+
+
+def message_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """Chat messages as both Ollama's and the OpenAI API's JSON want them, checked first."""
+    if not messages or not all(isinstance(m, Message) for m in messages):
+        raise TypeError("stream() takes a non-empty sequence of Message(role, content)")
+    return [{"role": m.role, "content": m.content} for m in messages]
 
 
 def error_text(response: httpx.Response) -> str:

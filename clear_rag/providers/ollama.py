@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from clear_rag.errors import ModelError
 from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message
-from clear_rag.providers.http import HttpProvider, iter_ndjson, malformed, pluck
+from clear_rag.providers.http import HttpProvider, iter_ndjson, malformed, message_dicts, pluck
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -217,11 +217,10 @@ class OllamaChat(_Ollama):
                     "OllamaChat got both max_tokens and num_predict; they are one setting, pass one"
                 )
             options["num_predict"] = options.pop("max_tokens")
-        if not messages or not all(isinstance(m, Message) for m in messages):
-            raise TypeError("stream() takes a non-empty sequence of Message(role, content)")
+        wire = message_dicts(messages)
         payload = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": wire,
             "stream": True,
             "options": options,
         }

@@ -12,7 +12,7 @@ from typing import Any
 
 from clear_rag.errors import ModelError
 from clear_rag.providers.base import Message
-from clear_rag.providers.http import HttpProvider, decode_json, iter_sse_data, malformed, pluck
+from clear_rag.providers.http import HttpProvider, decode_json, iter_sse_data, malformed, message_dicts, pluck
 
 DEFAULT_URL = "http://127.0.0.1:8080"  # llama.cpp's llama-server; LM Studio uses :1234, vLLM :8000
 
@@ -66,11 +66,10 @@ class OpenAIChat(HttpProvider):
         unknown = sorted(set(options) - CHAT_OPTIONS)
         if unknown:
             raise ValueError(f"OpenAIChat options {unknown} are unknown; use any of {sorted(CHAT_OPTIONS)}")
-        if not messages or not all(isinstance(m, Message) for m in messages):
-            raise TypeError("stream() takes a non-empty sequence of Message(role, content)")
+        wire = message_dicts(messages)
         payload = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": wire,
             "stream": True,
             **options,
         }

@@ -1,0 +1,131 @@
+"""The raw inverted index of ``BM25Index`` and the vectorised arithmetic that builds and edits it.
+
+Postings are laid out by term: ``indptr[t]:indptr[t + 1]`` is term ``t``'s slice of ``docs`` (rows,
+ascending) and ``tfs`` (term frequencies). Every update builds new arrays; nothing is edited in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from clear_rag.index.analyze import Analyzer
+from clear_rag.index.scoring import IntArray
+
+
+class Postings(NamedTuple):
+    """The raw inverted index: what is saved, and what updates replace (never edit in place)."""
+
+    ids: tuple[str, ...]
+    vocab: tuple[str, ...]
+    indptr: IntArray  # len(vocab) + 1 offsets into docs and tfs
+    docs: IntArray  # document row of each posting, ascending within a term
+    tfs: IntArray  # term frequency of each posting
+    doc_len: IntArray  # terms per document
+
+
+EMPTY = Postings((), (), np.zeros(1, dtype=np.int64), *(np.zeros(0, dtype=np.int64),) * 3)
+
+
+class Numbering(dict[str, int]):
+    """A vocabulary that numbers a term the first time it is looked up: 0, 1, 2, ... in order seen."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
+
+
+def tokens_as_ids(
+    analyzer: Analyzer, texts: Sequence[str], numbering: Numbering
+) -> tuple[IntArray, IntArray]:
+    """Every token of ``texts`` as a term number, in text order, and the token count of each text.
+
+    The tokens of one text become an integer array straight away: the first version kept a
+    ``Counter`` of strings per text and counted term frequencies in Python, which at 100k
+    passages took twice as long and held every text's terms as strings at once.
+    """
+    per_text = [_numbers(numbering, analyzer.terms(text)) for text in texts]
+    lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
+    return np.concatenate(per_text) if per_text else np.zeros(0, dtype=np.int64), lengths
+
+
+def _numbers(numbering: Numbering, terms: list[str]) -> IntArray:
+    return np.fromiter(map(numbering.__getitem__, terms), dtype=np.int64, count=len(terms))
+
+
+def merge(
+    raw: Postings, terms: IntArray, docs: IntArray, tfs: IntArray, n_terms: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """indptr, docs and tfs of ``raw``'s postings and the new ones, sorted by (term, document)."""
+    if raw.docs.size:
+        # Both sets are sorted by (term, document) and every new document comes after every old
+        # one, so a stable sort by term merges them; timsort merges the two runs.
+        terms = np.concatenate([_term_of_postings(raw), terms])
+        order = np.argsort(terms, kind="stable")
+        docs, tfs = np.concatenate([raw.docs, docs])[order], np.concatenate([raw.tfs, tfs])[order]
+    return _indptr(np.bincount(terms, minlength=n_terms)), docs, tfs
+
+
+def group_postings(
+    term_ids: IntArray, lengths: IntArray, first_row: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """(term, document, tf) of each distinct term in each text, sorted by term and then document.
+
+    Each token becomes one integer key ``term * n_texts + text``; sorting the keys groups equal
+    (term, text) pairs into runs, whose lengths are the term frequencies.
+    """
+    n_texts = lengths.size
+    keys = term_ids * n_texts
+    keys += np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
+    keys.sort()  # in place: at 100k passages each copy of the keys is 60 MB
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if keys.size else keys
+    tfs = np.diff(np.append(starts, keys.size))
+    distinct = keys[starts]
+    return distinct // n_texts, distinct % n_texts + first_row, tfs
+
+
+def _indptr(df: IntArray) -> IntArray:
+    return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(df, dtype=np.int64)])
+
+
+def _term_of_postings(raw: Postings) -> IntArray:
+    return np.repeat(np.arange(len(raw.vocab), dtype=np.int64), np.diff(raw.indptr))
+
+
+def without(raw: Postings, rows: list[int]) -> Postings:
+    """``raw`` minus the documents at ``rows``, and minus the terms only they contained."""
+    keep_doc = np.ones(len(raw.ids), dtype=bool)
+    keep_doc[rows] = False
+    kept = keep_doc[raw.docs]
+    df = np.bincount(_term_of_postings(raw)[kept], minlength=len(raw.vocab))
+    keep_term = df > 0
+    # Postings stay sorted by term and then document: both renumberings keep the order.
+    return Postings(
+        tuple(i for i, keep in zip(raw.ids, keep_doc.tolist(), strict=True) if keep),
+        tuple(t for t, keep in zip(raw.vocab, keep_term.tolist(), strict=True) if keep),
+        _indptr(df[keep_term]),
+        (np.cumsum(keep_doc) - 1)[raw.docs[kept]],
+        raw.tfs[kept],
+        raw.doc_len[keep_doc],
+    )
+
+
+def check_consistent(raw: Postings) -> None:
+    """Raise ValueError unless the saved arrays describe one well-formed inverted index."""
+    ids, vocab, indptr, docs, tfs, doc_len = raw
+    if (
+        not all(isinstance(x, str) for x in ids + vocab)
+        or len({*ids}) != len(ids)
+        or len({*vocab}) != len(vocab)
+    ):
+        raise ValueError("ids and terms must be distinct strings")
+    if indptr.shape != (len(vocab) + 1,) or indptr[0] != 0 or indptr[-1] != docs.size:
+        raise ValueError("indptr does not fit the terms and postings")
+    if docs.shape != tfs.shape or doc_len.shape != (len(ids),):
+        raise ValueError("array lengths disagree")
+    if (np.diff(indptr) < 1).any() or (docs < 0).any() or (docs >= len(ids)).any() or (tfs < 1).any():
+        raise ValueError("postings out of range")
+    if not np.array_equal(np.bincount(docs, weights=tfs, minlength=len(ids)), doc_len):
+        raise ValueError("document lengths disagree with the postings")

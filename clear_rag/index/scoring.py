@@ -1,0 +1,65 @@
+"""The BM25 formulas, each a small pure function over numpy arrays (as bm25s keeps them apart).
+
+Robertson & Zaragoza (2009), "The Probabilistic Relevance Framework: BM25 and Beyond"; the idf is a
+named variant, so that the seed's formula and SQLite FTS5's can both be scored and compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+IdfName = Literal["lucene", "fts5"]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+FTS5_IDF_FLOOR = 1e-6
+
+
+def idf_lucene(n_docs: int, df: IntArray) -> FloatArray:
+    """``ln(1 + (N - df + 0.5) / (df + 0.5))``: always positive, even for a term in every document.
+
+    The Robertson/Spärck Jones weight without relevance information (Robertson & Zaragoza 2009,
+    "The Probabilistic Relevance Framework: BM25 and Beyond"), plus the one inside the log that
+    Lucene's BM25Similarity and bm25s add.
+    """
+    return np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def idf_fts5(n_docs: int, df: IntArray) -> FloatArray:
+    """``ln((N - df + 0.5) / (df + 0.5))``, replaced by ``1e-6`` where it is not positive.
+
+    The Robertson/Spärck Jones weight without relevance information (Robertson & Zaragoza 2009),
+    with the floor SQLite FTS5's ``bm25()`` applies (fts5_aux.c): a term in half the documents
+    or more would weigh zero or less, so it counts only just.
+    """
+    idf = np.log((n_docs - df + 0.5) / (df + 0.5))
+    return np.where(idf <= 0.0, FTS5_IDF_FLOOR, idf)
+
+
+IDF: dict[str, Callable[[int, IntArray], FloatArray]] = {"lucene": idf_lucene, "fts5": idf_fts5}
+
+
+def term_score(
+    idf: FloatArray, tf: IntArray, doc_len: IntArray, avgdl: float, k1: float, b: float
+) -> FloatArray:
+    """``idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))``.
+
+    The BM25 term weight of Robertson & Zaragoza (2009): tf saturates through ``k1``, and ``b``
+    sets how much a document longer than average (``dl / avgdl``) is discounted. The operations
+    run in the order FTS5's ``bm25()`` runs them, so equal inputs give bit-equal doubles.
+    """
+    # In place, still in that order: over millions of postings the temporaries of the one-line
+    # expression cost as much as the arithmetic. (Adding and multiplying commute bit for bit.)
+    norm = np.multiply(b, doc_len, dtype=np.float64)
+    norm /= avgdl
+    norm += 1.0 - b
+    norm *= k1
+    norm += tf
+    score = np.multiply(tf, k1 + 1.0, dtype=np.float64)
+    score /= norm
+    score *= idf
+    return score
