@@ -25,7 +25,9 @@ PID=""
 stop() {
     if [[ -n "$PID" ]] && kill -0 "$PID" 2>/dev/null; then
         kill -TERM -- "-$PID" 2>/dev/null || true
-        for _ in $(seq 1 30); do
+        # Up to 60 s: on a loaded two-core machine the webserver and daemon can take a while to
+        # shut down cleanly, and killing them early is what this check exists to catch.
+        for _ in $(seq 1 120); do
             kill -0 -- "-$PID" 2>/dev/null || break
             sleep 0.5
         done
