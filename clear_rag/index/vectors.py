@@ -8,9 +8,12 @@ index is worth its recall loss only as a measured experiment.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,60 @@ def l2_normalise(vectors: npt.NDArray[np.floating[Any]]) -> FloatArray:
     out = np.zeros_like(rows)
     np.divide(rows, norms, out=out, where=norms > 0)
     return out.astype(np.float32)
+
+
+# A matrix of at least this many floats (8 MB) is scored by several threads, one slice of rows each.
+# Scoring one query reads the whole matrix once, so its speed is the memory bandwidth one core can
+# draw; a second core draws about as much again (measured in bench/retrieval.py). Below this size the
+# matrix sits in cache and handing out slices costs more than it saves.
+PARALLEL_MIN = 1 << 21
+ROW_ALIGN = 64
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def default_threads() -> int:
+    """Threads one search uses: ``$CLEAR_RAG_THREADS`` if set, else the cores this process may use."""
+    configured = os.environ.get("CLEAR_RAG_THREADS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(thread_name_prefix="clear-rag-vectors")
+        return _pool
+
+
+def scores_of(matrix: FloatArray, query: FloatArray, threads: int = 1) -> FloatArray:
+    """``matrix @ query``; a large matrix is split into ``threads`` slices of rows scored at once.
+
+    numpy releases the GIL inside the product, so the slices really run in parallel. Each row's
+    score is the same dot product either way, so the split changes no score.
+    """
+    rows = matrix.shape[0]
+    if threads <= 1 or matrix.size < PARALLEL_MIN:
+        return np.asarray(matrix @ query, dtype=np.float32)
+    out = np.empty(rows, dtype=np.float32)
+    # Slices start at multiples of ROW_ALIGN rows: the BLAS kernel scores rows in small groups with a
+    # tail path for what is left over, and equal grouping is what keeps each score bit for bit the same.
+    bounds = [min(rows, round(rows * i / threads / ROW_ALIGN) * ROW_ALIGN) for i in range(threads + 1)]
+    bounds[-1] = rows
+    slices = list(itertools.pairwise(bounds))
+    pool = _shared_pool()
+    # The calling thread scores the first slice itself rather than wait idle.
+    pending: list[Future[FloatArray]] = [
+        pool.submit(np.matmul, matrix[lo:hi], query, out=out[lo:hi]) for lo, hi in slices[1:]
+    ]
+    lo, hi = slices[0]
+    np.matmul(matrix[lo:hi], query, out=out[lo:hi])
+    for job in pending:
+        job.result()
+    return out
 
 
 # Queries scored together by search_many: their scores take QUERY_BLOCK x 4 bytes per vector.
@@ -84,10 +141,12 @@ class VectorIndex:
     change the index in place without touching other vectors; re-adding an id replaces its vector.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, *, threads: int | None = None) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise ValueError(f"VectorIndex dim={dim!r} is invalid; use the embedder's dimension")
         self.dim = dim
+        # Threads one search may use on a large matrix (see PARALLEL_MIN); 1 scores on the caller's.
+        self.threads = default_threads() if threads is None else max(1, threads)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         # Rows [0, len(ids)) of the buffer are live. The buffer grows by doubling, so adding one
@@ -168,7 +227,7 @@ class VectorIndex:
         query = self._query_rows(query_vec, ndim=1)
         if not self._ids or not query.any():
             return []
-        scores = self.matrix @ l2_normalise(query)
+        scores = scores_of(self.matrix, l2_normalise(query), self.threads)
         return top_k(scores, self._ids, k)
 
     def search_many(self, query_vecs: npt.ArrayLike, k: int) -> list[list[tuple[str, float]]]:
@@ -205,7 +264,7 @@ class VectorIndex:
         os.replace(ids_tmp, folder / IDS_FILE)
 
     @classmethod
-    def load(cls, directory: str | Path, *, mmap: bool = True) -> VectorIndex:
+    def load(cls, directory: str | Path, *, mmap: bool = True, threads: int | None = None) -> VectorIndex:
         """Open an index written by ``save``; with ``mmap`` the matrix is paged in as searched.
 
         A memory-mapped matrix is read-only; the first ``add`` or ``remove`` copies it into memory.
@@ -236,7 +295,7 @@ class VectorIndex:
                 path=str(folder),
                 fix="Re-run ingest to rebuild the vector index",
             )
-        index = cls(int(matrix.shape[1]))
+        index = cls(int(matrix.shape[1]), threads=threads)
         index._ids = list(ids)
         index._row = {chunk_id: row for row, chunk_id in enumerate(ids)}
         index._buffer = matrix

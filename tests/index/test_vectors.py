@@ -7,6 +7,7 @@ import numpy.typing as npt
 import pytest
 
 from clear_rag.errors import StoreError
+from clear_rag.index import vectors
 from clear_rag.index.vectors import VectorIndex, top_k
 
 
@@ -200,3 +201,28 @@ def test_loading_a_missing_or_inconsistent_index_is_a_store_error(tmp_path: Path
     (tmp_path / "ids.json").write_text('["a", "b"]', encoding="utf-8")
     with pytest.raises(StoreError, match=r"disagree.*2 ids"):
         VectorIndex.load(tmp_path)
+
+
+def test_a_search_split_across_threads_gives_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lower the size at which scoring is split, so a small matrix takes the threaded path.
+    monkeypatch.setattr(vectors, "PARALLEL_MIN", 1)
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((1001, 16))
+    ids = [f"c{i:04d}" for i in range(1001)]
+    one, three = VectorIndex(16, threads=1), VectorIndex(16, threads=3)
+    one.add(ids, rows)
+    three.add(ids, rows)
+    for query in rng.standard_normal((20, 16)):
+        assert three.search(query, 10) == one.search(query, 10)
+    query = rng.standard_normal(16).astype(np.float32)
+    split = vectors.scores_of(one.matrix, query, threads=3)
+    assert split.dtype == np.float32
+    assert np.array_equal(split, one.matrix @ query)
+
+
+def test_threads_default_to_the_environment_then_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLEAR_RAG_THREADS", "3")
+    assert VectorIndex(2).threads == 3
+    monkeypatch.setenv("CLEAR_RAG_THREADS", "many")
+    assert VectorIndex(2).threads >= 1
+    assert VectorIndex(2, threads=0).threads == 1
