@@ -10,39 +10,55 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from dagster import Definitions, definitions, in_process_executor
 
 from assets.corpus import source_assets
 from assets.evaluation import evaluation_assets
 from assets.layout import Layout
-from assets.resources import EmbedderResource, PathsResource, results_dir_for
+from assets.resources import ChatResource, EmbedderResource, PathsResource, chat_for, results_dir_for
+from assets.sample import Sample, sample_assets
 from assets.stores import store_assets
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
-SUITES: tuple[str, ...] = ("tech",)
+SUITES: tuple[str, ...] = ("tech", "tech-expansion")
 EMBEDDER_ENV = "CLEAR_RAG_EMBEDDER"  # the variable `clear-rag ablate --embedder` reads too
+CHAT_ENV = "CLEAR_RAG_CHAT"
 
 
 def build_definitions(
     suites: Sequence[str] = SUITES,
     *,
     embedder: str | None = None,
+    chat: str | None = None,
     paths: PathsResource | None = None,
     embedder_resource: EmbedderResource | None = None,
+    sample: bool = False,
 ) -> Definitions:
+    """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is)."""
     name = embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
-    layouts = [Layout.load(suite, embedder=name) for suite in suites]
+    chat_name = chat or os.environ.get(CHAT_ENV) or chat_for(name)
+    paths = paths or PathsResource(results_dir=results_dir_for(name))
+    layouts = [
+        replace(Layout.load(suite, embedder=name, chat=chat_name), results_dir=paths.results_dir)
+        for suite in suites
+    ]
+    bundled = Sample.bundled(embedder=name, chat=chat_name) if sample else None
     return Definitions(
         assets=[
-            definition
-            for layout in layouts
-            for group in (source_assets, store_assets, evaluation_assets)
-            for definition in group(layout)
+            *(sample_assets(bundled) if bundled is not None else []),
+            *(
+                definition
+                for layout in layouts
+                for group in (source_assets, store_assets, evaluation_assets)
+                for definition in group(layout)
+            ),
         ],
         resources={
             "embedder": embedder_resource or EmbedderResource(name=name),
-            "paths": paths or PathsResource(results_dir=results_dir_for(name)),
+            "chat": ChatResource(name=chat_name),
+            "paths": paths,
         },
         # Two cores: a subprocess per step costs more than the steps (see the Dagster notes). Runs of
         # different partitions still go in parallel, each its own run.
@@ -52,8 +68,9 @@ def build_definitions(
 
 @definitions
 def defs() -> Definitions:
-    """What ``dagster dev`` loads: the bundled suites, the embedder ``$CLEAR_RAG_EMBEDDER`` names.
+    """What ``dagster dev`` loads: the bundled suites, on the embedder ``$CLEAR_RAG_EMBEDDER`` names and
+    the chat model ``$CLEAR_RAG_CHAT`` names (by default the real models, or the fakes with ``hash``).
 
     Lazy (``@definitions``), so that importing this module, as tests do, reads no suite file.
     """
-    return build_definitions()
+    return build_definitions(sample=True)

@@ -29,9 +29,9 @@ from dagster import (
 
 from assets import checks
 from assets.layout import AUTOMATION, Layout, digest, partition_key, with_vectors
-from assets.resources import EmbedderResource, PathsResource
+from assets.resources import ChatResource, EmbedderResource, PathsResource
 from clear_rag.errors import ConfigError
-from clear_rag.eval.ablate import prepared_in, result_document, run_row, store_dir
+from clear_rag.eval.ablate import needs_chat, prepared_in, result_document, run_row, store_dir
 from clear_rag.report.tables import suite_table
 from clear_rag.store.sqlite import Store
 
@@ -62,7 +62,8 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         # Not on the store directly: every row searches an index built from it, and a direct edge would
         # request each row twice when the corpus changes (once for the store, once for its index).
         deps=deps,
-        code_version=layout.code_version("evaluation", layout.embedder),
+        # The chat model too, in a suite whose rows use one: another model writes other phrasings.
+        code_version=layout.code_version("evaluation", layout.embedder, *[layout.chat] * bool(layout.chat)),
         automation_condition=AUTOMATION,
         check_specs=checks.evaluation_specs(layout.key("evaluation")),
         # The row dict goes to the IO manager; a bare `MaterializeResult` annotation would type it Nothing.
@@ -70,13 +71,14 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         group_name=GROUP,
         description="One row of the suite over every golden question: metrics, per category and question.",
     )
-    def evaluation(paths: PathsResource, embedder: EmbedderResource) -> MaterializeResult:  # type: ignore[type-arg]
+    def evaluation(paths: PathsResource, embedder: EmbedderResource, chat: ChatResource) -> MaterializeResult:  # type: ignore[type-arg]
         suite = layout.current()
         row = layout.row(suite, partition_key())
         model = embedder.get() if "vector" in row.config.retrievers else None
+        chat_model = chat.get() if needs_chat(row.config) else None
         started = time.perf_counter()
         with Store(store_dir(suite, row.config.chunking, Path(paths.store_root))) as opened:
-            result = run_row(row, prepared_in(suite, opened), model)
+            result = run_row(row, prepared_in(suite, opened), model, chat=chat_model)
         return MaterializeResult(
             value=result,
             data_version=DataVersion(f"{row.config.hash()}-{measured(result)}"),
@@ -95,7 +97,7 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         key=layout.key("result"),
         ins={"rows": AssetIn(layout.key("evaluation"))},
         deps=[layout.key("suite")],
-        code_version=layout.code_version("result", layout.embedder),
+        code_version=layout.code_version("result", layout.embedder, layout.results_dir),
         automation_condition=AUTOMATION,
         check_specs=checks.result_specs(layout.key("result")),
         group_name=GROUP,

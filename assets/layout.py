@@ -26,6 +26,7 @@ from dagster import (
 
 from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError
+from clear_rag.eval.ablate import needs_chat
 from clear_rag.eval.suite import Row, Suite, load_suite
 from clear_rag.ingest import discover
 
@@ -85,9 +86,11 @@ class Layout:
     embedder: str
     chunkings: dict[str, ChunkingConfig]
     files: tuple[str, ...]
+    chat: str = ""  # the chat model's name, where some row expands the query or uses HyDE
+    results_dir: str = ""  # where the result file goes: moving it re-writes the file there
 
     @classmethod
-    def load(cls, name_or_path: str, *, embedder: str) -> Layout:
+    def load(cls, name_or_path: str, *, embedder: str, chat: str = "") -> Layout:
         suite = load_suite(name_or_path)
         if suite.corpus is None or suite.golden is None:
             raise ConfigError(
@@ -99,7 +102,8 @@ class Layout:
         files, _ = discover([suite.corpus])
         keys = tuple(p.relative_to(suite.corpus).as_posix() for p in files)
         prefix = re.sub(r"\W", "_", suite.name)
-        return cls(suite, prefix, embedder, dict(sorted(chunkings.items())), keys)
+        uses_chat = any(needs_chat(r.config) for r in suite.rows)
+        return cls(suite, prefix, embedder, dict(sorted(chunkings.items())), keys, chat if uses_chat else "")
 
     def key(self, name: str) -> AssetKey:
         return AssetKey([self.prefix, name])

@@ -1,27 +1,41 @@
 """Resources chosen per environment: which embedder, and where stores and result files go.
 
-The embedder is a name, as the CLI spells it: ``minilm`` (the default, a real model) or ``hash`` (the
-deterministic fake, for tests and quick runs). A fake run writes its result files away from
-``results/`` so that it never overwrites the committed real-model results.
+The embedder and the chat model are names, as the CLI spells them: ``minilm`` and ``smollm2`` (the
+defaults, real models shipped in packages) or ``hash`` and ``echo`` (the deterministic fakes, for tests
+and quick runs). Result files go to the project's data folder, ``.clear-rag/results`` (or
+``.clear-rag/results-hash`` for the fakes), never over the committed ``results/`` that the README and
+the site render: publishing a run there is a deliberate ``--results-dir results``.
 """
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from dagster import ConfigurableResource
 
 from clear_rag.eval.ablate import STORE_ROOT
-from clear_rag.providers.base import Embedder
-from clear_rag.providers.select import DEFAULT_EMBEDDER, make_embedder
+from clear_rag.providers.base import ChatModel, Embedder
+from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER, make_chat, make_embedder
 
-RESULTS = "results"
+RESULTS = "results"  # committed: what the README and the site render
+RUN_RESULTS = ".clear-rag/results"
 FAKE_RESULTS = ".clear-rag/results-hash"
 BASELINE_FAKE = "results/baseline-fake.json"
 
 
 def results_dir_for(embedder: str) -> str:
-    return FAKE_RESULTS if embedder == "hash" else RESULTS
+    return FAKE_RESULTS if embedder == "hash" else RUN_RESULTS
+
+
+def committed_for(suite: str, embedder: str) -> Path:
+    """The committed result file a run of ``suite`` on ``embedder`` should reproduce."""
+    return Path(BASELINE_FAKE) if embedder == "hash" else Path(RESULTS) / f"{suite}.json"
+
+
+def chat_for(embedder: str) -> str:
+    """The chat model that goes with an embedder when none is named: the fake with the fake."""
+    return "echo" if embedder == "hash" else DEFAULT_CHAT
 
 
 @functools.cache
@@ -40,10 +54,24 @@ class EmbedderResource(ConfigurableResource):  # type: ignore[type-arg]
         return _embedder(self.name)
 
 
+@functools.cache
+def _chat(name: str) -> ChatModel:
+    return make_chat(name)
+
+
+class ChatResource(ConfigurableResource):  # type: ignore[type-arg]
+    """The chat model of the rows that expand the query or use HyDE; loaded only when one runs."""
+
+    name: str = DEFAULT_CHAT
+
+    def get(self) -> ChatModel:
+        return _chat(self.name)
+
+
 class PathsResource(ConfigurableResource):  # type: ignore[type-arg]
     """Where stores live (shared with ``clear-rag ablate``, so both see the same stores and write the
     same ``store`` field in result rows), where result files go, and the fake-provider baseline."""
 
     store_root: str = str(STORE_ROOT)
-    results_dir: str = RESULTS
+    results_dir: str = RUN_RESULTS
     baseline: str = BASELINE_FAKE

@@ -11,8 +11,10 @@ changed it observes the hashes and requests nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -33,8 +35,17 @@ from dagster import (
 from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor  # not re-exported
 from dagster._core.definitions.observe import observe  # not re-exported (see the Dagster notes)
 
-from assets.definitions import EMBEDDER_ENV, SUITES, build_definitions
-from assets.resources import FAKE_RESULTS, PathsResource, results_dir_for
+from assets.definitions import CHAT_ENV, EMBEDDER_ENV, SUITES, build_definitions
+from assets.resources import (
+    FAKE_RESULTS,
+    RESULTS,
+    RUN_RESULTS,
+    PathsResource,
+    chat_for,
+    committed_for,
+    results_dir_for,
+)
+from assets.sample import Sample, print_answer
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
 HOME = Path(".clear-rag") / "dagster"
@@ -114,6 +125,7 @@ def update(
         for (partition, _), keys in sorted(
             requested.items(), key=lambda item: min(order[k] for k in item[1])
         ):
+            keys = sorted(keys, key=order.__getitem__)
             log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
             run = job.execute_in_process(
                 asset_selection=keys, partition_key=partition, instance=instance, run_config=QUIET
@@ -142,38 +154,105 @@ def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
     return sorted(found)
 
 
+TOLERANCE = 1e-4  # metrics are written rounded to four places
+
+
+def reproduced(path: Path, committed: Path) -> str:
+    """Whether the rows just written to ``path`` measured what the committed file says, metric by metric.
+
+    Empty where there is nothing to compare with: no committed file, the committed file itself, or
+    another suite.
+    """
+    if not committed.is_file() or not path.is_file() or committed.resolve() == path.resolve():
+        return ""
+    ours, theirs = (json.loads(p.read_text(encoding="utf-8")) for p in (path, committed))
+    if ours.get("suite") != theirs.get("suite"):
+        return ""
+    suite = ours["suite"]
+    if ours.get("embedder") != theirs.get("embedder"):
+        return f"{suite}: not compared with {committed}, which {theirs.get('embedder')} measured"
+    committed_rows = {row["name"]: row for row in theirs.get("rows", [])}
+    same, differ = 0, []
+    for row in ours["rows"]:
+        other = committed_rows.get(row["name"])
+        if other is None:
+            differ.append(f"{row['name']!r} is not in it")
+            continue
+        gaps = {
+            name: (value, other["metrics"].get(name))
+            for name, value in row["metrics"].items()
+            if other["metrics"].get(name) is None or abs(value - other["metrics"][name]) > TOLERANCE
+        }
+        if not gaps:
+            same += 1
+            continue
+        name, (here, there) = max(gaps.items(), key=lambda g: abs(g[1][0] - (g[1][1] or 0.0)))
+        differ.append(f"{row['name']!r} {name} {here} here, {there} there")
+    line = (
+        f"{suite}: {same} of {len(ours['rows'])} rows reproduce {committed} (every metric within {TOLERANCE})"
+    )
+    return "\n".join([line, *(f"  differs: {d}" for d in differ)])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m assets.run",
         description="Bring the suites' results up to date: observe, then materialize only what changed.",
     )
     parser.add_argument("--embedder", default=None, help="minilm (default, or $CLEAR_RAG_EMBEDDER) or hash")
+    parser.add_argument(
+        "--chat",
+        default=None,
+        help="smollm2 (default, or $CLEAR_RAG_CHAT; echo with --embedder hash) or echo",
+    )
     parser.add_argument("--home", type=Path, default=HOME, help="DAGSTER_HOME for the run history")
     parser.add_argument(
         "--suite", action="append", help="a suite name or file (repeatable; default: the bundled suites)"
     )
+    parser.add_argument("--no-sample", action="store_true", help="leave out the sample question's assets")
     parser.add_argument(
-        "--results-dir", help=f"where result files go (default: results/, or {FAKE_RESULTS}/ for hash)"
+        "--results-dir",
+        help=f"where result files go (default: {RUN_RESULTS}/, or {FAKE_RESULTS}/ for hash; "
+        f"{RESULTS}/ publishes them for the README)",
     )
     args = parser.parse_args(argv)
+    started = time.perf_counter()
     with warnings.catch_warnings():
         # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).
         warnings.simplefilter("ignore", BetaWarning)
         name = args.embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
         paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
-        defs = build_definitions(args.suite or SUITES, embedder=name, paths=paths)
+        chat = args.chat or os.environ.get(CHAT_ENV) or chat_for(name)
+        defs = build_definitions(
+            args.suite or SUITES, embedder=name, chat=chat, paths=paths, sample=not args.no_sample
+        )
+        sample = None if args.no_sample else Sample.bundled(embedder=name, chat=chat)
         with instance_at(args.home) as instance:
             done = update(defs, instance, args.home / CURSOR, log=print)
             files = result_files(defs, instance)
+            answer = print_answer(sample, instance) if sample is not None else ""
+    if answer:
+        print(f"\n{answer}\n")
     print(f"observed {len(done.observed)} sources; materialized {done.materialized} asset partitions")
     for path in files:
         print(f"results: {path}")
+    for path in files:
+        suite = json.loads(Path(path).read_text(encoding="utf-8"))["suite"]
+        compared = reproduced(Path(path), committed_for(suite, name))
+        if compared:
+            print(compared)
     for check in done.failed_checks:
         print(f"FAILED check {check}")
+    print(f"done in {time.perf_counter() - started:.1f} s")
     print(
-        "next: see the graph and its history with\n"
-        f"  DAGSTER_HOME={args.home.resolve()} .venv/bin/dagster dev -h 127.0.0.1 -p 3000\n"
-        "  and refresh the README tables from results/ with  .venv/bin/clear-rag report"
+        "next:\n"
+        f"  browse the lineage, partitions and checks:  DAGSTER_HOME={args.home.resolve()} "
+        ".venv/bin/dagster dev -h 127.0.0.1 -p 3000\n"
+        '  ask your own question of the sample store:   .venv/bin/clear-rag ask "..." --stages\n'
+        "  query the result files with DuckDB:           .venv/bin/clear-rag results show best_rows "
+        f"--results-dir {paths.results_dir}\n"
+        f"  publish to {RESULTS}/ for the README tables:    .venv/bin/python -m assets.run --results-dir "
+        f"{RESULTS} && .venv/bin/clear-rag report"
     )
     return 1 if done.failed_checks else 0
 

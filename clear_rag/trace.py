@@ -7,7 +7,7 @@ be read back and printed (``clear-rag replay``) without any model.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -97,6 +97,25 @@ def render(trace: Trace, *, top: int = 5, texts: Mapping[str, str] | None = None
         ranks[stage.name] = {c.chunk_id: rank for rank, c in enumerate(stage.candidates, start=1)}
     if trace.answer:
         lines += ["", "answer:", trace.answer]
+    return "\n".join(lines)
+
+
+def render_citations(trace: Trace, document_text: Callable[[str], str], *, width: int = 160) -> str:
+    """The spans the answer cites, numbered as cited, each with the stored text it points at.
+
+    ``document_text`` gives a document's canonical text by id (``Store.document_text``); a document
+    since removed from the store raises ``KeyError`` there and is shown as gone.
+    """
+    if not trace.citations:
+        return "cited: nothing"
+    lines = ["cited:"]
+    for n, citation in enumerate(trace.citations, start=1):
+        try:
+            excerpt = " ".join(document_text(citation.doc_id)[citation.start : citation.end].split())
+        except KeyError:
+            excerpt = "(document no longer in the store)"
+        excerpt = excerpt if len(excerpt) <= width else excerpt[: width - 3] + "..."
+        lines.append(f"  [{n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}")
     return "\n".join(lines)
 
 

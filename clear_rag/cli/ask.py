@@ -14,7 +14,7 @@ from clear_rag.errors import ClearRagError, StoreError
 from clear_rag.generate.answer import Answerer
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
-from clear_rag.trace import from_dict, render
+from clear_rag.trace import from_dict, render, render_citations
 from clear_rag.types import Trace
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
@@ -81,17 +81,13 @@ def ask_command(
             texts = {
                 c.chunk_id: pipeline.chunk_text(c.chunk_id) for s in trace.stages for c in s.candidates[:top]
             }
-            cited = [(c, opened.document_text(c.doc_id)[c.start : c.end]) for c in trace.citations]
+            cited = render_citations(trace, opened.document_text)
     except ClearRagError as err:
         raise fail(err) from None
     if no_generate:
         typer.echo(render(trace, top=top, texts=texts))
-    if not no_generate:
-        typer.echo("\ncited:" if cited else "\ncited: nothing")
-        for n, (citation, text) in enumerate(cited, start=1):
-            excerpt = " ".join(text.split())
-            excerpt = excerpt if len(excerpt) <= 160 else excerpt[:157] + "..."
-            typer.echo(f"  [{n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}")
+    else:
+        typer.echo("\n" + cited)
     typer.echo(f"\ntrace {trace.id} stored; `clear-rag replay {trace.id}` prints it again without a model")
 
 
@@ -155,6 +151,9 @@ def replay_command(
                         texts[cand.chunk_id] = opened.document_text(cand.doc_id)[cand.start : cand.end]
                     except KeyError:
                         texts[cand.chunk_id] = "(document no longer in the store)"
+            cited = render_citations(trace, opened.document_text) if trace.answer else ""
     except ClearRagError as err:
         raise fail(err) from None
     typer.echo(render(trace, top=top, texts=texts))
+    if cited:
+        typer.echo("\n" + cited)

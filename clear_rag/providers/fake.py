@@ -141,3 +141,27 @@ class ScriptedChatModel:
             )
         self.history.append(ChatCall(tuple(messages), dict(options)))
         return iter(self._queue.pop(0))
+
+
+class EchoChatModel:
+    """A chat model without a model: each line of a reply is the last user message less one word.
+
+    For fake-provider runs of the suites that expand queries or use HyDE (tests, quick runs): it is
+    instant and deterministic, and its reply is shaped like one, so expansion and HyDE run end to end
+    through the guards that check a model's output. Line ``i`` leaves out word ``i`` (up to three
+    lines), so each phrasing really searches for something else; a one-word question comes back as is.
+    """
+
+    name = "echo-chat"
+    version = "1"
+
+    def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]:
+        question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        words = question.split()
+        lines = (
+            [" ".join(words[:i] + words[i + 1 :]) for i in range(min(len(words), 3))]
+            if len(words) > 1
+            else []
+        )
+        lines = lines or [question]
+        return iter(token_pieces("\n".join(lines)))

@@ -5,7 +5,8 @@ Names, as the CLI, the environment and configs spell them:
 - embedders: ``minilm`` (all-MiniLM-L6-v2 int8 ONNX shipped in a PyPI package, the default),
   ``hash`` (the deterministic fake), ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
 - chat models: ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, the default),
-  ``ollama:MODEL``, ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
+  ``echo`` (the fake: replies with the question less one word per line), ``ollama:MODEL``,
+  ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
 - rerankers: ``ms-marco-minilm-l6`` (a cross-encoder pulled once with ``clear-rag models pull``), a
   folder holding ``model.onnx`` and ``tokenizer.json``, or ``lexical`` (the fake).
 
@@ -21,7 +22,7 @@ from clear_rag.errors import ConfigError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
 EMBEDDERS = ("minilm", "hash", "ollama:MODEL")
-CHATS = ("smollm2", "ollama:MODEL", "openai:MODEL")
+CHATS = ("smollm2", "echo", "ollama:MODEL", "openai:MODEL")
 RERANKERS = ("ms-marco-minilm-l6", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_CHAT = "smollm2"
@@ -59,6 +60,10 @@ def make_chat(name: str = DEFAULT_CHAT) -> ChatModel:
         from clear_rag.providers.gguf import smollm2
 
         return smollm2()
+    if name == "echo":
+        from clear_rag.providers.fake import EchoChatModel
+
+        return EchoChatModel()
     if name.startswith("ollama:") and name[7:]:
         from clear_rag.providers.ollama import OllamaChat
 

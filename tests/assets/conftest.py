@@ -88,9 +88,9 @@ class CountingEmbedderResource(EmbedderResource):
         return COUNTING
 
 
-def toy_definitions(results_dir: str = "dagster-results") -> Definitions:
+def toy_definitions(results_dir: str = "dagster-results", suites: Sequence[str] = ("toy",)) -> Definitions:
     return build_definitions(
-        ["toy"],
+        suites,
         embedder="hash",
         paths=PathsResource(results_dir=results_dir),
         embedder_resource=CountingEmbedderResource(name="hash"),

@@ -27,17 +27,61 @@ def _stable(result: dict[str, Any]) -> dict[str, Any]:
     return copy
 
 
-@pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
-def test_the_cli_and_the_assets_write_the_same_result(project: Path, counting: CountingEmbedder) -> None:
+# Rows that need a chat model: on the fake embedder the assets use the echo chat model.
+EXPANSION = """
+name: toy-expansion
+corpus: docs
+golden: golden.yaml
+baseline: hybrid
+base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
+rows:
+  - {name: hybrid}
+  - {name: multi-query, set: {expand: 2}}
+  - {name: hyde, set: {hyde: true}}
+"""
+
+
+def _both(project: Path, suite: str, *cli_options: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The result file of ``suite`` as the assets write it and as ``clear-rag ablate`` writes it."""
     with DagsterInstance.ephemeral() as instance:
-        update(toy_definitions(results_dir="dagster-results"), instance, project / CURSOR)
+        update(toy_definitions(results_dir="dagster-results", suites=[suite]), instance, project / CURSOR)
     cli = CliRunner().invoke(
-        app, ["ablate", "toy", "--embedder", "hash", "--save-results", "--results-dir", "cli-results"]
+        app,
+        [
+            "ablate",
+            suite,
+            "--embedder",
+            "hash",
+            *cli_options,
+            "--save-results",
+            "--results-dir",
+            "cli-results",
+        ],
     )
     assert cli.exit_code == 0, cli.output
-    ours = json.loads((project / "dagster-results" / "toy.json").read_text(encoding="utf-8"))
-    theirs = json.loads((project / "cli-results" / "toy.json").read_text(encoding="utf-8"))
+    ours = json.loads((project / "dagster-results" / f"{suite}.json").read_text(encoding="utf-8"))
+    theirs = json.loads((project / "cli-results" / f"{suite}.json").read_text(encoding="utf-8"))
+    return ours, theirs
+
+
+@pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
+def test_the_cli_and_the_assets_write_the_same_result(project: Path, counting: CountingEmbedder) -> None:
+    ours, theirs = _both(project, "toy")
     assert list(ours) == list(theirs)
     assert [r["name"] for r in ours["rows"]] == [r["name"] for r in theirs["rows"]]
     assert _stable(ours) == _stable(theirs)
     assert ours["embedder"] == theirs["embedder"] == "hash-embedder-256@sha256-bow-1"
+
+
+@pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
+def test_a_suite_that_needs_a_chat_model_writes_the_same_result(
+    project: Path, counting: CountingEmbedder
+) -> None:
+    (project / "golden" / "suites" / "toy-expansion.yaml").write_text(EXPANSION, encoding="utf-8")
+    ours, theirs = _both(project, "toy-expansion", "--chat", "echo")
+    assert _stable(ours) == _stable(theirs)
+    models = {r["name"]: r["models"].get("chat") for r in ours["rows"]}
+    assert models == {"hybrid": None, "multi-query": "echo-chat@1", "hyde": "echo-chat@1"}
+    # The phrasings changed what was retrieved: the expanded rows are not copies of the plain one.
+    retrieved = {r["name"]: [q["retrieved"] for q in r["questions"]] for r in ours["rows"]}
+    assert retrieved["multi-query"] != retrieved["hybrid"] or retrieved["hyde"] != retrieved["hybrid"]

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from clear_rag.errors import ModelError
+from clear_rag.generate.queries import expand, hypothetical_passage
 from clear_rag.providers import Message
+from clear_rag.providers.base import describe
 from clear_rag.providers.fake import (
     ChatCall,
     HashEmbedder,
@@ -15,6 +17,7 @@ from clear_rag.providers.fake import (
     hash_bucket,
     token_pieces,
 )
+from clear_rag.providers.select import make_chat
 
 BRAKES = "Disc brakes need new pads when the pads wear thin."
 BRAKES_TOO = "Worn brake pads: fit new pads to disc brakes."
@@ -111,3 +114,18 @@ def test_scripted_chat_with_nothing_queued_fails_at_the_call() -> None:
     with pytest.raises(ModelError, match=r"no response queued.*enqueue"):
         chat.stream([Message("user", "Anyone there?")])
     assert chat.history == []
+
+
+def test_echo_chat_drops_a_word_per_phrasing_and_passes_the_guards() -> None:
+    chat = make_chat("echo")
+    assert describe(chat) == "echo-chat@1"
+    kept, dropped = expand(chat, "how long are webhook signatures valid", 3)
+    assert kept == [
+        "long are webhook signatures valid",
+        "how are webhook signatures valid",
+        "how long webhook signatures valid",
+    ]
+    assert dropped == []
+    # The same question always gets the same reply: runs on it are reproducible.
+    assert hypothetical_passage(chat, "retry budget") == "budget\nretry"
+    assert "".join(chat.stream([Message("user", "single")])) == "single"
