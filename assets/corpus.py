@@ -66,22 +66,28 @@ def source_assets(layout: Layout) -> list[SourceAsset | AssetsDefinition]:
             metadata={"rows": len(order), "baseline": suite.baseline},
         )
 
+    labels = layout.label_files
+
     @observable_source_asset(
         key=layout.key("golden"),
         group_name=GROUP,
         automation_condition=OBSERVE,
-        description=f"The golden set {layout.suite.golden}, by the SHA-256 of its bytes.",
+        description=f"The golden set ({', '.join(map(str, labels))}), by the SHA-256 of its bytes.",
     )
     def golden() -> ObserveResult:
-        path = layout.suite.golden or Path()
-        return ObserveResult(data_version=DataVersion(file_version(path)), metadata={"path": str(path)})
+        versions = [file_version(path) for path in labels]
+        return ObserveResult(
+            data_version=DataVersion(versions[0] if len(versions) == 1 else digest(*versions)),
+            metadata={"path": ", ".join(map(str, labels))},
+        )
 
     @observable_source_asset(
         key=layout.key("corpus"),
         partitions_def=layout.corpus,
         group_name=GROUP,
         automation_condition=OBSERVE,
-        description=f"Files under {layout.suite.corpus}; data version per file = SHA-256 of its bytes.",
+        description=f"Files under {layout.suite.beir or layout.suite.corpus}; data version per file = "
+        "SHA-256 of its bytes.",
     )
     def corpus() -> DataVersionsByPartition:
         versions = {}

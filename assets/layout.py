@@ -26,6 +26,7 @@ from dagster import (
 
 from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError
+from clear_rag.eval import beir
 from clear_rag.eval.ablate import needs_chat
 from clear_rag.eval.suite import Row, Suite, load_suite
 from clear_rag.ingest import discover
@@ -92,15 +93,19 @@ class Layout:
     @classmethod
     def load(cls, name_or_path: str, *, embedder: str, chat: str = "") -> Layout:
         suite = load_suite(name_or_path)
-        if suite.corpus is None or suite.golden is None:
-            raise ConfigError(
-                "has no corpus: and golden: pair; the Dagster assets run corpus suites only",
-                path=str(suite.path),
-                fix="Run BEIR suites with `clear-rag ablate`",
-            )
         chunkings = {chunk_key(r.config.chunking): r.config.chunking for r in suite.rows}
-        files, _ = discover([suite.corpus])
-        keys = tuple(p.relative_to(suite.corpus).as_posix() for p in files)
+        if suite.beir is not None:
+            # A BEIR corpus is one JSON-lines file; its documents are skipped one by one by content hash.
+            keys: tuple[str, ...] = (beir.CORPUS,)
+        elif suite.corpus is not None and suite.golden is not None:
+            files, _ = discover([suite.corpus])
+            keys = tuple(p.relative_to(suite.corpus).as_posix() for p in files)
+        else:
+            raise ConfigError(
+                "has neither a corpus: and golden: pair nor a beir: folder",
+                path=str(suite.path),
+                fix="Name the corpus folder and golden file, or a BEIR folder",
+            )
         prefix = re.sub(r"\W", "_", suite.name)
         uses_chat = any(needs_chat(r.config) for r in suite.rows)
         return cls(suite, prefix, embedder, dict(sorted(chunkings.items())), keys, chat if uses_chat else "")
@@ -169,7 +174,14 @@ class Layout:
         )
 
     def corpus_path(self, file_key: str) -> Path:
-        return (self.suite.corpus or Path()) / file_key
+        return (self.suite.beir or self.suite.corpus or Path()) / file_key
+
+    @property
+    def label_files(self) -> list[Path]:
+        """What the labels are read from: the golden file, or a BEIR folder's rationales and qrels."""
+        if self.suite.beir is not None:
+            return [self.suite.beir / beir.RATIONALES, self.suite.beir / beir.QRELS]
+        return [self.suite.golden or Path()]
 
 
 def with_vectors(rows: Sequence[Row]) -> bool:

@@ -1,6 +1,10 @@
-"""The toy corpus and golden set many tests share: three documents in three formats, three questions."""
+"""The toy data many tests share: three documents in three formats with three questions, and a
+three-document BEIR dataset with judgements and rationale spans."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 CORPUS = {
     "a.md": "# Brakes\n\nDisc brakes need *new pads* at 1.5 mm.\n\n- check rotor\n- bleed yearly\n",
@@ -25,3 +29,46 @@ questions:
       - {doc: docs/sub/c.html, quote: "Replace a chain at 0.5% stretch."}
       - {doc: docs/a.md, quote: bleed yearly}
 """
+
+
+BEIR_CORPUS = [
+    {"_id": "d1", "title": "Brakes", "text": "Disc brake pads wear down."},
+    {"_id": "d2", "title": "", "text": "Tyre pressure matters for grip."},
+    {"_id": "d3", "title": "Chains", "text": "A stretched chain wears the cassette and brake."},
+]
+BEIR_RATIONALES = [
+    {
+        "query_id": "q1",
+        "claim": "brake pads",
+        "doc_id": "d1",
+        "label": "SUPPORT",
+        "spans": [{"start": 0, "end": 26, "text": "Disc brake pads wear down."}],
+    },
+    {
+        "query_id": "q2",
+        "claim": "tyre grip",
+        "doc_id": "d2",
+        "label": "CONTRADICT",
+        "spans": [{"start": 0, "end": 13, "text": "Tyre pressure"}],
+    },
+]
+
+
+def write_beir(folder: Path, *, rationales: bool = False) -> Path:
+    """The toy BEIR dataset in ``folder``: three documents, three queries (q3 unjudged), four judgements."""
+    (folder / "qrels").mkdir(parents=True)
+    queries = [
+        {"_id": "q1", "text": "brake pads"},
+        {"_id": "q2", "text": "tyre grip"},
+        {"_id": "q3", "text": "x"},
+    ]
+    lines = "\n".join(json.dumps(r) for r in BEIR_CORPUS) + "\n"
+    (folder / "corpus.jsonl").write_text(lines, encoding="utf-8")
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(r) for r in queries) + "\n", encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\r\nq1\td1\t1\r\nq1\td3\t1\r\nq2\td3\t1\r\n", encoding="utf-8"
+    )
+    if rationales:
+        text = "\n".join(json.dumps(r) for r in BEIR_RATIONALES)
+        (folder / "test_rationale_spans.jsonl").write_text(text, encoding="utf-8")
+    return folder

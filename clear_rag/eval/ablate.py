@@ -100,27 +100,27 @@ def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
 
 def prepare(suite: Suite, chunking: ChunkingConfig, root: Path) -> Prepared:
     """Open (or fill) the store for one chunking of the suite's corpus and resolve its labels."""
-    if suite.beir is not None:
-        chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
-        dataset = beir.load(suite.beir)
-        store = Store(store_dir(suite, chunking, root), root=suite.beir)
-        ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
-        return Prepared(store, golden_in(suite, store), beir.file_sha256(dataset.corpus_path), dataset.qrels)
     store, _ = fill_store(suite, chunking, root)
     return prepared_in(suite, store)
 
 
 def fill_store(suite: Suite, chunking: ChunkingConfig, root: Path) -> tuple[Store, IngestReport]:
-    """The store for one chunking of a corpus suite, brought up to date with the corpus files.
+    """The store for one chunking of the suite's corpus, brought up to date with the corpus.
 
-    Split out of ``prepare`` so that a pipeline step (the Dagster store asset) can fill a store and
-    report what changed without resolving the golden set.
+    A corpus suite's files are ingested (unchanged files skipped by hash, vanished ones pruned); a
+    BEIR suite's ``corpus.jsonl`` lines are, each document skipped by its content hash. Split out of
+    ``prepare`` so that a pipeline step (the Dagster store asset) can fill a store and report what
+    changed without resolving the golden set.
     """
-    if suite.corpus is None or suite.golden is None:
-        raise ValueError(f"suite {suite.name!r} has no corpus/golden pair")
     chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
-    store = Store(store_dir(suite, chunking, root), root=Path.cwd())
-    report = ingest(store, [suite.corpus], chunker, prune=True)
+    if suite.beir is not None:
+        store = Store(store_dir(suite, chunking, root), root=suite.beir)
+        report = ingest_documents(store, beir.documents(beir.load(suite.beir)), chunker, parser=beir.PARSER)
+    elif suite.corpus is not None and suite.golden is not None:
+        store = Store(store_dir(suite, chunking, root), root=Path.cwd())
+        report = ingest(store, [suite.corpus], chunker, prune=True)
+    else:
+        raise ValueError(f"suite {suite.name!r} has neither a corpus/golden pair nor a BEIR folder")
     failed = [o.message for o in report.outcomes if o.action == "failed"]
     if failed:
         store.close()
@@ -135,7 +135,11 @@ def corpus_sha256(store: Store) -> str:
 
 
 def prepared_in(suite: Suite, store: Store) -> Prepared:
-    """A corpus suite's data in a store already filled (``fill_store``): labels resolved, corpus digest."""
+    """A suite's data in a store already filled (``fill_store``): labels resolved, the corpus digest,
+    and for a BEIR suite its judgements (the digest is then of ``corpus.jsonl``, as BEIR rows record)."""
+    if suite.beir is not None:
+        dataset = beir.load(suite.beir)
+        return Prepared(store, golden_in(suite, store), beir.file_sha256(dataset.corpus_path), dataset.qrels)
     return Prepared(store, golden_in(suite, store), corpus_sha256(store))
 
 

@@ -24,6 +24,8 @@ from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.types import Block, Document
 
 PARSER = "beir/jsonl@1"
+CORPUS = "corpus.jsonl"
+QRELS = "qrels/test.tsv"  # the split the suites evaluate
 METRICS: dict[str, tuple[Callable[[list[str], dict[str, float], int], float], int]] = {
     "ndcg@10": (ndcg_at_k, 10),
     "recall@100": (recall_at_k, 100),
@@ -41,7 +43,7 @@ class BeirDataset:
 
     @property
     def corpus_path(self) -> Path:
-        return self.folder / "corpus.jsonl"
+        return self.folder / CORPUS
 
 
 def _bad(path: Path, line: int, what: str, fix: str) -> InputError:

@@ -17,4 +17,5 @@ def test_dagster_dev_serves_the_asset_graph() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     keys = done.stdout.split("asset keys:")[1].split()
     assert "tech/evaluation" in keys and "tech/result" in keys and "tech/corpus" in keys
+    assert "tech_expansion/evaluation" in keys and "sample/answer" in keys and "sample/corpus" in keys
     assert done.stdout.rstrip().endswith("stopped cleanly")

@@ -12,29 +12,14 @@ from typer.testing import CliRunner
 from clear_rag.cli import app
 from clear_rag.errors import InputError
 from clear_rag.eval import beir
+from tests.toy import write_beir
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir-scifact"
 runner = CliRunner()
 
 
 def _dataset(folder: Path) -> Path:
-    (folder / "qrels").mkdir(parents=True)
-    corpus = [
-        {"_id": "d1", "title": "Brakes", "text": "Disc brake pads wear down."},
-        {"_id": "d2", "title": "", "text": "Tyre pressure matters for grip."},
-        {"_id": "d3", "title": "Chains", "text": "A stretched chain wears the cassette and brake."},
-    ]
-    queries = [
-        {"_id": "q1", "text": "brake pads"},
-        {"_id": "q2", "text": "tyre grip"},
-        {"_id": "q3", "text": "x"},
-    ]
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in corpus) + "\n", encoding="utf-8")
-    (folder / "queries.jsonl").write_text("\n".join(json.dumps(r) for r in queries) + "\n", encoding="utf-8")
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\r\nq1\td1\t1\r\nq1\td3\t1\r\nq2\td3\t1\r\n", encoding="utf-8"
-    )
-    return folder
+    return write_beir(folder)
 
 
 def test_load_keeps_judged_queries_and_builds_documents(tmp_path: Path) -> None:
