@@ -105,24 +105,7 @@ def test_scifact_bm25_matches_published_figures(
 
 
 def test_rationale_spans_shift_into_the_canonical_text(tmp_path: Path) -> None:
-    folder = _dataset(tmp_path / "toy")
-    rows = [
-        {
-            "query_id": "q1",
-            "claim": "pads wear",
-            "doc_id": "d1",
-            "label": "SUPPORT",
-            "spans": [{"start": 0, "end": 26, "text": "Disc brake pads wear down."}],
-        },
-        {
-            "query_id": "q2",
-            "claim": "grip",
-            "doc_id": "d2",
-            "label": "CONTRADICT",
-            "spans": [{"start": 0, "end": 13, "text": "Tyre pressure"}],
-        },
-    ]
-    (folder / beir.RATIONALES).write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    folder = write_beir(tmp_path / "toy", rationales=True)
     data = beir.load(folder)
     texts = {d.id: d.text for d in beir.documents(data)}
     golden = beir.rationale_golden(data, texts)
