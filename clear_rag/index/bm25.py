@@ -45,10 +45,9 @@ from clear_rag.index.postings import (
     check_consistent,
     group_postings,
     merge,
-    tokens_as_ids,
     without,
 )
-from clear_rag.index.scoring import IDF, FloatArray, IdfName, term_score
+from clear_rag.index.scoring import IDF, FloatArray, IdfName, length_norm, term_score
 from clear_rag.index.vectors import top_rows
 
 __all__ = ["BM25Index", "IdfName"]
@@ -127,15 +126,16 @@ class BM25Index:
         raw = without(state.raw, replaced) if replaced else state.raw
         numbering = Numbering({t: i for i, t in enumerate(raw.vocab)} if replaced else state.term_of)
         # May raise (a text that is not a str); only local copies have changed by then.
-        term_ids, new_len = tokens_as_ids(self.analyzer, texts, numbering)
+        term_ids, new_len = self.analyzer.term_ids(texts, numbering.__getitem__)
         term_of = dict(numbering)  # a plain dict again: a lookup in search must never add a term
         row_of = {d: i for i, d in enumerate(raw.ids)} if replaced else dict(state.row_of)
         row_of.update((doc_id, row) for row, doc_id in enumerate(ids, start=len(raw.ids)))
-        new_terms, new_docs, new_tfs = group_postings(term_ids, new_len, first_row=len(raw.ids))
+        # group_postings sorts term_ids in place, as its keys: the array is 60 MB at 100k passages.
+        new = group_postings(term_ids, new_len, n_terms=len(term_of), first_row=len(raw.ids))
         merged = Postings(
             raw.ids + tuple(ids),
             tuple(term_of),  # ids are handed out in insertion order, so key order is the vocabulary
-            *merge(raw, new_terms, new_docs, new_tfs, len(term_of)),
+            *merge(raw, *new),
             np.concatenate([raw.doc_len, new_len]),
         )
         self._state = self._derive(merged, row_of=row_of, term_of=term_of)
@@ -222,7 +222,8 @@ class BM25Index:
         # Documents without terms have no postings to score; 1.0 only avoids 0 / 0 then.
         avgdl = total / n_docs if total > 0 else 1.0
         idf = np.repeat(IDF[self.idf](n_docs, df), df)
-        scores = term_score(idf, raw.tfs, raw.doc_len[raw.docs], avgdl, self.k1, self.b)
+        norm = length_norm(raw.doc_len, avgdl, self.k1, self.b)
+        scores = term_score(idf, raw.tfs, norm, raw.docs, self.k1)
         if row_of is None:
             row_of = {doc_id: row for row, doc_id in enumerate(raw.ids)}
         if term_of is None:

@@ -6,12 +6,10 @@ ascending) and ``tfs`` (term frequencies). Every update builds new arrays; nothi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-from clear_rag.index.analyze import Analyzer
 from clear_rag.index.scoring import IntArray
 
 
@@ -37,53 +35,50 @@ class Numbering(dict[str, int]):
         return number
 
 
-def tokens_as_ids(
-    analyzer: Analyzer, texts: Sequence[str], numbering: Numbering
-) -> tuple[IntArray, IntArray]:
-    """Every token of ``texts`` as a term number, in text order, and the token count of each text.
-
-    The tokens of one text become an integer array straight away: the first version kept a
-    ``Counter`` of strings per text and counted term frequencies in Python, which at 100k
-    passages took twice as long and held every text's terms as strings at once.
-    """
-    per_text = [_numbers(numbering, analyzer.terms(text)) for text in texts]
-    lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
-    return np.concatenate(per_text) if per_text else np.zeros(0, dtype=np.int64), lengths
-
-
-def _numbers(numbering: Numbering, terms: list[str]) -> IntArray:
-    return np.fromiter(map(numbering.__getitem__, terms), dtype=np.int64, count=len(terms))
-
-
 def merge(
-    raw: Postings, terms: IntArray, docs: IntArray, tfs: IntArray, n_terms: int
+    raw: Postings, indptr: IntArray, docs: IntArray, tfs: IntArray
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """indptr, docs and tfs of ``raw``'s postings and the new ones, sorted by (term, document)."""
-    if raw.docs.size:
-        # Both sets are sorted by (term, document) and every new document comes after every old
-        # one, so a stable sort by term merges them; timsort merges the two runs.
-        terms = np.concatenate([_term_of_postings(raw), terms])
-        order = np.argsort(terms, kind="stable")
-        docs, tfs = np.concatenate([raw.docs, docs])[order], np.concatenate([raw.tfs, tfs])[order]
-    return _indptr(np.bincount(terms, minlength=n_terms)), docs, tfs
+    """indptr, docs and tfs of ``raw``'s postings and new ones (laid out by term as ``raw``, over
+    ``raw``'s vocabulary or one that extends it), sorted by (term, document)."""
+    if not raw.docs.size:
+        return indptr, docs, tfs
+    # Both sets are sorted by (term, document) and every new document comes after every old one,
+    # so a stable sort by term merges them; timsort merges the two runs.
+    new_df = np.diff(indptr)
+    terms = np.concatenate([_term_of_postings(raw), np.repeat(np.arange(new_df.size), new_df)])
+    order = np.argsort(terms, kind="stable")
+    docs, tfs = np.concatenate([raw.docs, docs])[order], np.concatenate([raw.tfs, tfs])[order]
+    return _indptr(np.bincount(terms, minlength=new_df.size)), docs, tfs
 
 
 def group_postings(
-    term_ids: IntArray, lengths: IntArray, first_row: int
+    term_ids: IntArray, lengths: IntArray, n_terms: int, first_row: int
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """(term, document, tf) of each distinct term in each text, sorted by term and then document.
+    """indptr, docs and tfs of the distinct terms of each text, sorted by term and then document.
 
-    Each token becomes one integer key ``term * n_texts + text``; sorting the keys groups equal
-    (term, text) pairs into runs, whose lengths are the term frequencies.
+    Each token becomes one integer key ``term * n_texts + text``, written over ``term_ids``;
+    sorting the keys groups equal (term, text) pairs into runs, whose lengths are the term
+    frequencies, and term ``t``'s runs start at the first key from ``t * n_texts`` on.
     """
+    # In place and with outs: at 100k passages the keys take 60 MB, and each fresh array that
+    # large costs its page faults as well as its pass.
     n_texts = lengths.size
-    keys = term_ids * n_texts
+    keys = term_ids
+    keys *= n_texts
     keys += np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
-    keys.sort()  # in place: at 100k passages each copy of the keys is 60 MB
-    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if keys.size else keys
-    tfs = np.diff(np.append(starts, keys.size))
+    keys.sort()
+    first = np.empty(keys.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    tfs = np.empty_like(starts)
+    np.subtract(starts[1:], starts[:-1], out=tfs[:-1])
+    tfs[-1:] = keys.size - starts[-1:]
     distinct = keys[starts]
-    return distinct // n_texts, distinct % n_texts + first_row, tfs
+    indptr = np.searchsorted(distinct, np.arange(n_terms + 1, dtype=np.int64) * n_texts)
+    docs = np.remainder(distinct, n_texts, out=distinct)
+    docs += first_row
+    return indptr, docs, tfs
 
 
 def _indptr(df: IntArray) -> IntArray:

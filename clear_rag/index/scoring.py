@@ -43,23 +43,32 @@ def idf_fts5(n_docs: int, df: IntArray) -> FloatArray:
 IDF: dict[str, Callable[[int, IntArray], FloatArray]] = {"lucene": idf_lucene, "fts5": idf_fts5}
 
 
-def term_score(
-    idf: FloatArray, tf: IntArray, doc_len: IntArray, avgdl: float, k1: float, b: float
-) -> FloatArray:
-    """``idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))``.
+def length_norm(doc_len: IntArray, avgdl: float, k1: float, b: float) -> FloatArray:
+    """``k1 * (1 - b + b * dl / avgdl)`` for each document: the part of :func:`term_score`'s
+    denominator that depends on the document alone, computed once per document, not per posting.
 
-    The BM25 term weight of Robertson & Zaragoza (2009): tf saturates through ``k1``, and ``b``
-    sets how much a document longer than average (``dl / avgdl``) is discounted. The operations
-    run in the order FTS5's ``bm25()`` runs them, so equal inputs give bit-equal doubles.
+    ``b`` sets how much a document longer than average (``dl / avgdl``) is discounted.
     """
-    # In place, still in that order: over millions of postings the temporaries of the one-line
-    # expression cost as much as the arithmetic. (Adding and multiplying commute bit for bit.)
+    # In FTS5's order of operations (adding and multiplying commute bit for bit), in place.
     norm = np.multiply(b, doc_len, dtype=np.float64)
     norm /= avgdl
     norm += 1.0 - b
     norm *= k1
-    norm += tf
+    return norm
+
+
+def term_score(idf: FloatArray, tf: IntArray, norm: FloatArray, doc: IntArray, k1: float) -> FloatArray:
+    """``idf * (tf * (k1 + 1)) / (tf + norm[doc])``, ``norm`` being :func:`length_norm` by document.
+
+    The BM25 term weight of Robertson & Zaragoza (2009): tf saturates through ``k1``, and the
+    norm grows with the length of the posting's document ``doc``. The operations run in the order
+    FTS5's ``bm25()`` runs them, so equal inputs give bit-equal doubles.
+    """
+    # In place, still in that order: over millions of postings the temporaries of the one-line
+    # expression cost as much as the arithmetic.
+    denominator = norm[doc]
+    denominator += tf
     score = np.multiply(tf, k1 + 1.0, dtype=np.float64)
-    score /= norm
+    score /= denominator
     score *= idf
     return score

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clear_rag.index import analyze
 from clear_rag.index.analyze import Analyzer
 
 UNICODE61 = "unicode61 remove_diacritics 2"
@@ -139,8 +142,51 @@ def test_repeated_calls_use_the_cache_and_agree(analyzer: Analyzer) -> None:
     assert analyzer.terms(text) == analyzer.terms(text) == ["dorothee", "met", "dorothee", "and", "dorothee"]
 
 
+def batch_terms(analyzer: Analyzer, texts: list[str]) -> tuple[list[list[str]], list[str]]:
+    """``term_ids`` read back as each text's terms, and the terms in the order they were numbered."""
+    vocab: dict[str, int] = {}
+    ids, counts = analyzer.term_ids(texts, lambda term: vocab.setdefault(term, len(vocab)))
+    names = list(vocab)
+    flat = [names[i] for i in ids.tolist()]
+    ends = list(itertools.accumulate(counts.tolist()))
+    assert len(counts) == len(texts) and (ends[-1] if ends else 0) == len(flat)
+    return [flat[end - n : end] for end, n in zip(ends, counts.tolist(), strict=True)], names
+
+
+@pytest.mark.parametrize("stem", [False, True])
+def test_term_ids_are_the_terms_of_each_text(stem: bool) -> None:
+    # Every stable character alone and between letters: runs with non-ASCII characters that give
+    # no term ("–"), one ("é") or several ("a–b"), in one batch with plain ASCII text.
+    codepoints = list(_stable_codepoints())
+    texts = [text for text, _ in EDGE_CASES] + [chr(cp) for cp in codepoints]
+    texts += [f"a{chr(cp)}b Running" for cp in codepoints]
+    analyzer = Analyzer(stem=stem)
+    per_text, vocabulary = batch_terms(analyzer, texts)
+    assert per_text == [analyzer.terms(text) for text in texts]
+    assert vocabulary == list(dict.fromkeys(term for terms in per_text for term in terms))
+
+
+_ANY_CHARS = st.one_of(
+    st.sampled_from(list("ab AB\x00\t\n.-é\u0301–µﬁß\xa0\ud800\udfff😀𐐀")),
+    st.characters(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(_ANY_CHARS, max_size=12), max_size=6), st.booleans(), st.sampled_from([1, 8, 1 << 20])
+)
+def test_term_ids_agree_with_terms_on_any_batch(texts: list[str], stem: bool, chunk_bytes: int) -> None:
+    analyzer = Analyzer(stem=stem)
+    with mock.patch.object(analyze, "_CHUNK_BYTES", chunk_bytes):  # texts split across chunks too
+        per_text, _ = batch_terms(analyzer, texts)
+    assert per_text == [analyzer.terms(text) for text in texts]
+
+
 def test_invalid_arguments_are_rejected(analyzer: Analyzer) -> None:
     with pytest.raises(ValueError, match="stem='yes'"):
         Analyzer(stem="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="type bytes"):
         analyzer.terms(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="type NoneType"):
+        analyzer.term_ids(["fine", None], len)  # type: ignore[list-item]
