@@ -17,6 +17,7 @@ from dagster import Definitions, definitions, in_process_executor
 from assets.corpus import source_assets
 from assets.evaluation import evaluation_assets
 from assets.layout import Layout
+from assets.parsed import parsed_assets
 from assets.resources import ChatResource, EmbedderResource, PathsResource, chat_for, results_dir_for
 from assets.sample import Sample, sample_assets
 from assets.stores import store_assets
@@ -51,7 +52,7 @@ def build_definitions(
             *(
                 definition
                 for layout in layouts
-                for group in (source_assets, store_assets, evaluation_assets)
+                for group in (source_assets, parsed_assets, store_assets, evaluation_assets)
                 for definition in group(layout)
             ),
         ],

@@ -1,6 +1,6 @@
 """Stores and indexes, one partition per chunking the suite's rows use.
 
-- ``<suite>/store``: the corpus parsed and chunked into the store for one chunking (``fill_store``);
+- ``<suite>/store``: the parsed corpus chunked into the store for one chunking (``fill_store``);
 - ``<suite>/keyword_index``: its BM25 postings for the analyzers the keyword rows use;
 - ``<suite>/vector_index``: its chunk vectors for the configured embedder.
 
@@ -13,12 +13,15 @@ gives the same version and nothing downstream is requested.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AllPartitionMapping,
     AssetDep,
+    AssetIn,
     AssetsDefinition,
     DataVersion,
     MaterializeResult,
@@ -30,6 +33,7 @@ from assets.layout import AUTOMATION, Layout, digest, partition_key
 from assets.resources import EmbedderResource, PathsResource
 from clear_rag.eval.ablate import fill_store, store_dir
 from clear_rag.index.sync import keyword_index, vector_index
+from clear_rag.ingest import ParsedFile
 from clear_rag.providers.base import describe
 from clear_rag.store.sqlite import Store
 
@@ -42,27 +46,26 @@ def store_version(store: Store) -> str:
 
 
 def store_assets(layout: Layout) -> list[AssetsDefinition]:
-    @asset(
-        key=layout.key("store"),
-        partitions_def=layout.stores(),
-        # The golden set only for the check that its quotes resolve in the stored texts: an edited
-        # golden file re-runs the check, while the store itself skips every unchanged file.
-        deps=[
-            AssetDep(layout.key("corpus"), partition_mapping=AllPartitionMapping()),
-            AssetDep(layout.key("golden")),
-        ],
+    settings: dict[str, Any] = {
+        "key": layout.key("store"),
+        "partitions_def": layout.stores(),
         # The file set is part of the code version: a file added or deleted (then a reload) changes
         # which corpus partitions exist, which no data version can say.
-        code_version=layout.code_version("store", *layout.files),
-        automation_condition=AUTOMATION,
-        check_specs=checks.store_specs(layout.key("store")),
-        group_name=GROUP,
-        description="The suite's corpus parsed and chunked for one chunking; unchanged files skipped.",
-    )
-    def store(paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
+        "code_version": layout.code_version("store", *layout.files),
+        "automation_condition": AUTOMATION,
+        "check_specs": checks.store_specs(layout.key("store")),
+        "group_name": GROUP,
+        "description": "The suite's corpus chunked for one chunking; unchanged documents skipped.",
+    }
+    # The golden set only for the check that its quotes resolve in the stored texts: an edited
+    # golden file re-runs the check, while the store itself skips every unchanged document.
+    golden = AssetDep(layout.key("golden"))
+
+    def fill(paths: PathsResource, parsed: Mapping[str, ParsedFile] | None) -> MaterializeResult:  # type: ignore[type-arg]
         suite = layout.current()
         started = time.perf_counter()
-        opened, report = fill_store(suite, layout.chunkings[partition_key()], Path(paths.store_root))
+        chunking = layout.chunkings[partition_key()]
+        opened, report = fill_store(suite, chunking, Path(paths.store_root), parsed)
         with opened:
             seconds = time.perf_counter() - started
             stats = opened.stats()
@@ -79,6 +82,26 @@ def store_assets(layout: Layout) -> list[AssetsDefinition]:
                 },
                 check_results=[checks.golden_resolves(suite, opened), checks.spans_hold(opened)],
             )
+
+    if layout.suite.beir is not None:
+        # A BEIR corpus has no parse step: the store reads its JSON lines.
+        corpus = AssetDep(layout.key("corpus"), partition_mapping=AllPartitionMapping())
+
+        @asset(deps=[corpus, golden], **settings)  # type: ignore[untyped-decorator]  # settings: Any
+        def beir_store(paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
+            return fill(paths, None)
+
+        store = beir_store
+    else:
+        parsed_in = AssetIn(layout.key("parsed"), partition_mapping=AllPartitionMapping())
+
+        @asset(ins={"parsed": parsed_in}, deps=[golden], **settings)  # type: ignore[untyped-decorator]
+        def corpus_store(parsed: Any, paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
+            # The IO manager hands over {file: parsed file}, except that a lone file comes bare.
+            files = parsed.values() if isinstance(parsed, dict) else [parsed]
+            return fill(paths, {f.document.id: f for f in files})
+
+        store = corpus_store
 
     @asset(
         key=layout.key("keyword_index"),

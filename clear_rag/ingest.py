@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -35,6 +35,20 @@ class FileOutcome:
     doc_id: str | None = None
     chunks: int = 0
     message: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """One file parsed: the document ``ingest`` would store, which parser made it, its size, warnings.
+
+    A pipeline that parses each file once for several stores (one per chunking) hands these to
+    ``ingest``, which then skips the parse wherever the file still has the same bytes.
+    """
+
+    document: Document
+    parser: str
+    size_bytes: int
     warnings: tuple[str, ...] = ()
 
 
@@ -120,20 +134,26 @@ def ingest(
     prune: bool = False,
     backends: dict[str, str] | None = None,
     progress: Callable[[Iterable[Path]], Iterable[Path]] | None = None,
+    parsed: Mapping[str, ParsedFile] | None = None,
 ) -> IngestReport:
     """Bring the store up to date with the files under ``paths``.
 
     ``backends`` picks a parser backend per file type (e.g. ``{"pdf": "layout"}``); ``progress``
     wraps the file iteration (a progress bar); ``prune`` drops documents whose files under ``paths``
-    are gone, otherwise they are kept and listed in ``IngestReport.gone``.
+    are gone, otherwise they are kept and listed in ``IngestReport.gone``. ``parsed`` holds files
+    parsed already (``parse_file``), by document id: one whose content hash and parser still match
+    is stored as given instead of being parsed again.
     """
     files, outcomes = discover(paths)
     chunking = chunker_key(chunker)
     seen: set[str] = set()
+    given = parsed or {}
     for path in progress(files) if progress is not None else files:
         doc_id = document_id(path, store.root)
         seen.add(doc_id)
-        outcomes.append(_ingest_file(store, path, doc_id, chunker, chunking, backends or {}))
+        outcomes.append(
+            _ingest_file(store, path, doc_id, chunker, chunking, backends or {}, given.get(doc_id))
+        )
     gone = _missing(store, paths, seen)
     if prune:
         for doc_id in gone:
@@ -142,8 +162,30 @@ def ingest(
     return IngestReport(tuple(outcomes), () if prune else tuple(gone))
 
 
+def parse_file(path: Path, doc_id: str, backends: Mapping[str, str] | None = None) -> ParsedFile:
+    """Read, hash and parse one file into the document ``ingest`` stores for it as ``doc_id``.
+
+    Raises ``ClearRagError`` (a file that cannot be read or parsed) naming the file.
+    """
+    parser = get_parser(file_type_of(path), (backends or {}).get(file_type_of(path)))
+    data = _read(path)
+    return _parse(parser, data, path, doc_id, hashlib.sha256(data).hexdigest())
+
+
+def _parse(parser: Parser, data: bytes, path: Path, doc_id: str, content_hash: str) -> ParsedFile:
+    parsed = parser.parse(data, source=str(path))
+    doc = Document(doc_id, str(path.resolve()), content_hash, parsed.text, parsed.blocks, parsed.media_type)
+    return ParsedFile(doc, parser_key(parser), len(data), parsed.warnings)
+
+
 def _ingest_file(
-    store: Store, path: Path, doc_id: str, chunker: Chunker, chunking: str, backends: dict[str, str]
+    store: Store,
+    path: Path,
+    doc_id: str,
+    chunker: Chunker,
+    chunking: str,
+    backends: dict[str, str],
+    given: ParsedFile | None,
 ) -> FileOutcome:
     shown = str(path)
     try:
@@ -158,12 +200,16 @@ def _ingest_file(
             chunks = chunker.chunk(store.document(doc_id))
             store.replace_chunks(doc_id, chunks, chunker=chunking)
             return FileOutcome(shown, "rechunked", doc_id=doc_id, chunks=len(chunks))
-        parsed = parser.parse(data, source=shown)
-        doc = Document(
-            doc_id, str(path.resolve()), content_hash, parsed.text, parsed.blocks, parsed.media_type
-        )
-        chunks = chunker.chunk(doc)
-        store.put(doc, chunks, parser=parser_key(parser), chunker=chunking, size_bytes=len(data))
+        # What was parsed elsewhere counts only while the file still has those bytes.
+        if given is not None and (given.document.content_hash, given.parser) == (
+            content_hash,
+            parser_key(parser),
+        ):
+            parsed = given
+        else:
+            parsed = _parse(parser, data, path, doc_id, content_hash)
+        chunks = chunker.chunk(parsed.document)
+        store.put(parsed.document, chunks, parser=parsed.parser, chunker=chunking, size_bytes=len(data))
     except ClearRagError as err:
         return _failed(store, shown, doc_id, str(err))
     except Exception as err:  # a parser bug on one file must not cost the other files their ingest

@@ -9,7 +9,7 @@ import pytest
 
 from clear_rag.chunk.base import Chunker, chunk_id
 from clear_rag.chunk.factory import make_chunker
-from clear_rag.ingest import ingest
+from clear_rag.ingest import ingest, parse_file
 from clear_rag.parse.base import Parsed, Parser
 from clear_rag.parse.registry import get_parser as real_get_parser
 from clear_rag.store import Store
@@ -224,3 +224,23 @@ def test_a_parser_crash_on_one_file_does_not_stop_the_others(
     assert report.count("added") == 2
     (failed,) = [o for o in report.outcomes if o.action == "failed"]
     assert "IndexError" in (failed.message or "") and "b.txt" in (failed.message or "")
+
+
+def test_files_parsed_elsewhere_are_stored_without_parsing_while_their_bytes_match(
+    tmp_path: Path, corpus: Path, chunker: Chunker, parse_calls: Counter[str]
+) -> None:
+    store = Store(tmp_path / "store", root=tmp_path)
+    given = {
+        doc_id: parse_file(corpus / name, doc_id)
+        for name, doc_id in (("a.md", "docs/a.md"), ("b.txt", "docs/b.txt"))
+    }
+    parse_calls.clear()
+    (corpus / "b.txt").write_text("Changed after it was parsed.\n", encoding="utf-8")
+    report = ingest(store, [corpus], chunker, parsed=given)
+    assert report.count("added") == 3
+    # a.md came as given; b.txt changed since, so it was parsed afresh, as was c.html (not given).
+    assert sorted(parse_calls) == [str(corpus / "b.txt"), str(corpus / "sub" / "c.html")]
+    assert store.document_text("docs/a.md") == given["docs/a.md"].document.text
+    assert store.document_text("docs/b.txt") == "Changed after it was parsed.\n"
+    assert store.record("docs/a.md").parser == given["docs/a.md"].parser  # type: ignore[union-attr]
+    _consistent(store)

@@ -26,7 +26,7 @@ from clear_rag.eval.golden import GoldenSet, Question, load_golden
 from clear_rag.eval.significance import compare
 from clear_rag.eval.suite import Row, Suite
 from clear_rag.generate.queries import expand, hypothetical_passage
-from clear_rag.ingest import IngestReport, ingest, ingest_documents
+from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
 from clear_rag.providers.base import ChatModel, Embedder, describe
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store
@@ -104,13 +104,15 @@ def prepare(suite: Suite, chunking: ChunkingConfig, root: Path) -> Prepared:
     return prepared_in(suite, store)
 
 
-def fill_store(suite: Suite, chunking: ChunkingConfig, root: Path) -> tuple[Store, IngestReport]:
+def fill_store(
+    suite: Suite, chunking: ChunkingConfig, root: Path, parsed: Mapping[str, ParsedFile] | None = None
+) -> tuple[Store, IngestReport]:
     """The store for one chunking of the suite's corpus, brought up to date with the corpus.
 
     A corpus suite's files are ingested (unchanged files skipped by hash, vanished ones pruned); a
     BEIR suite's ``corpus.jsonl`` lines are, each document skipped by its content hash. Split out of
     ``prepare`` so that a pipeline step (the Dagster store asset) can fill a store and report what
-    changed without resolving the golden set.
+    changed without resolving the golden set; ``parsed`` holds the corpus files it parsed already.
     """
     chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
     if suite.beir is not None:
@@ -118,7 +120,7 @@ def fill_store(suite: Suite, chunking: ChunkingConfig, root: Path) -> tuple[Stor
         report = ingest_documents(store, beir.documents(beir.load(suite.beir)), chunker, parser=beir.PARSER)
     elif suite.corpus is not None and suite.golden is not None:
         store = Store(store_dir(suite, chunking, root), root=Path.cwd())
-        report = ingest(store, [suite.corpus], chunker, prune=True)
+        report = ingest(store, [suite.corpus], chunker, prune=True, parsed=parsed)
     else:
         raise ValueError(f"suite {suite.name!r} has neither a corpus/golden pair nor a BEIR folder")
     failed = [o.message for o in report.outcomes if o.action == "failed"]

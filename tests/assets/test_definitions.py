@@ -31,7 +31,7 @@ def test_the_graph_over_a_small_suite(project: Path) -> None:
     assert keys == {
         f"toy/{name}"
         for name in (
-            "suite_rows", "suite", "golden", "corpus",
+            "suite_rows", "suite", "golden", "corpus", "parsed",
             "store", "keyword_index", "vector_index", "evaluation", "result",
         )
     }  # fmt: skip
@@ -39,6 +39,10 @@ def test_the_graph_over_a_small_suite(project: Path) -> None:
     assert _partitions(definitions, ["toy", "suite_rows"]) == ROWS
     assert _partitions(definitions, ["toy", "store"]) == CHUNKINGS
     assert _partitions(definitions, ["toy", "corpus"]) == ["a.md", "b.txt", "sub/c.html"]
+    assert _partitions(definitions, ["toy", "parsed"]) == ["a.md", "b.txt", "sub/c.html"]
+    # Each file is parsed once; every chunking's store reads all of the parsed files.
+    store_parents = {k.to_user_string() for k in graph.get(AssetKey(["toy", "store"])).parent_keys}
+    assert store_parents == {"toy/parsed", "toy/golden"}
     # Rows reach the store through the indexes they search, never directly (see evaluation.py).
     parents = {k.to_user_string() for k in graph.get(AssetKey(["toy", "evaluation"])).parent_keys}
     assert parents == {"toy/suite_rows", "toy/golden", "toy/keyword_index", "toy/vector_index"}
@@ -57,6 +61,7 @@ def test_the_bundled_suite_loads_from_the_repository_root(monkeypatch: pytest.Mo
     definitions = defs()
     assert len(_partitions(definitions, ["tech", "evaluation"])) == 11
     assert len(_partitions(definitions, ["tech", "store"])) == 7
+    assert len(_partitions(definitions, ["tech", "parsed"])) == 10
 
 
 def test_dagster_finds_the_code_location_from_the_root() -> None:

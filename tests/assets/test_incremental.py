@@ -2,7 +2,8 @@
 
 One scenario, in order, on one instance: everything materializes once; a second update with nothing
 changed requests nothing; editing one suite row re-runs that row's evaluation (and the result it feeds)
-and nothing upstream; changing one corpus file re-parses and re-embeds that document only.
+and nothing upstream; changing one corpus file parses that file once and re-chunks and re-embeds that
+document only, in every chunking's store.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
 from dagster._core.definitions.data_version import extract_data_version_from_entry
 
 from assets.run import CURSOR, update
+from clear_rag import ingest
+from clear_rag.ingest import ParsedFile
+from clear_rag.parse.base import Parser
 from clear_rag.store.sqlite import Store
 from tests.assets.conftest import CHUNKINGS, DAGSTER_WARNINGS, ROWS, CountingEmbedder, toy_definitions
 
@@ -45,18 +49,31 @@ def _chunks_of(doc_id: str) -> int:
 
 
 @pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
-def test_only_what_changed_is_requested(project: Path, counting: CountingEmbedder) -> None:
+def test_only_what_changed_is_requested(
+    project: Path, counting: CountingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parses: list[str] = []
+    real_parse = ingest._parse
+
+    def counted(parser: Parser, data: bytes, path: Path, doc_id: str, content_hash: str) -> ParsedFile:
+        parses.append(doc_id)
+        return real_parse(parser, data, path, doc_id, content_hash)
+
+    monkeypatch.setattr(ingest, "_parse", counted)
     defs = toy_definitions()
     with DagsterInstance.ephemeral() as instance:
-        _scenario(project, defs, instance, counting)
+        _scenario(project, defs, instance, counting, parses)
 
 
 def _scenario(
-    project: Path, defs: Definitions, instance: DagsterInstance, counting: CountingEmbedder
+    project: Path, defs: Definitions, instance: DagsterInstance, counting: CountingEmbedder, parses: list[str]
 ) -> None:
     cursor = project / CURSOR
 
     first = update(defs, instance, cursor)
+    assert first.partitions("toy/parsed") == ["a.md", "b.txt", "sub/c.html"]
+    # Each file parsed once, by its parsed partition; the two stores took the parsed documents.
+    assert sorted(parses) == ["docs/a.md", "docs/b.txt", "docs/sub/c.html"]
     assert first.partitions("toy/evaluation") == ROWS
     assert first.partitions("toy/store") == CHUNKINGS
     assert first.partitions("toy/result") == [None]
@@ -89,11 +106,14 @@ def _scenario(
     corpus_versions = {f: _version(instance, "toy/corpus", f) for f in ("a.md", "b.txt", "sub/c.html")}
     (project / "docs" / "b.txt").write_text("Tyre pressure for road bikes is 80 to 100 psi.\n\nTubeless.\n")
     counting.documents.clear()
+    parses.clear()
     changed = update(defs, instance, cursor)
     after = {f: _version(instance, "toy/corpus", f) for f in corpus_versions}
     assert [f for f in after if after[f] != corpus_versions[f]] == ["b.txt"]
-    assert changed.ticks[0] == {"toy/store": CHUNKINGS}
-    assert set(changed.ticks[1]) == {"toy/keyword_index", "toy/vector_index"}
+    assert changed.ticks[0] == {"toy/parsed": ["b.txt"]}
+    assert parses == ["docs/b.txt"]  # parsed once, for both chunkings' stores
+    assert changed.ticks[1] == {"toy/store": CHUNKINGS}
+    assert set(changed.ticks[2]) == {"toy/keyword_index", "toy/vector_index"}
     for chunking in CHUNKINGS:
         store = _metadata(instance, "toy/store", chunking)
         assert (store["added"], store["updated"], store["unchanged"]) == (0, 1, 2)

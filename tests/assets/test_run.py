@@ -33,7 +33,8 @@ def test_main_keeps_history_and_a_second_run_does_nothing(
 
     assert main(argv) == 0
     first = capsys.readouterr().out
-    assert "materialized 4 asset partitions" in first  # store, keyword index, evaluation, result
+    # three files parsed, then the store, keyword index, evaluation and result
+    assert "materialized 7 asset partitions" in first
     assert f"results: {FAKE_RESULTS}/one.json" in first
     assert "dagster dev" in first
     assert (project / FAKE_RESULTS / "one.json").is_file()
@@ -56,7 +57,7 @@ def test_the_sample_answer_is_materialized_once_and_then_read_back_from_the_stor
 
     assert main(argv) == 0
     first = capsys.readouterr().out
-    assert "materialized 6 asset partitions" in first  # the suite's four, the sample store and answer
+    assert "materialized 9 asset partitions" in first  # the suite's seven, the sample store and answer
     assert "materializing sample/store, sample/answer [-]" in first
     assert "query: How much is the deposit for a key fob?" in first
     assert "answer:" in first and "cited:" in first

@@ -1,0 +1,63 @@
+"""Parsed documents: each corpus file parsed once, for every store (chunking) of the suite.
+
+- ``<suite>/parsed``: one partition per corpus file, the document its parser backend produced (text,
+  typed blocks with spans, warnings), kept by Dagster's IO manager; data version = the parser backend
+  and version and the file's content hash, so a file whose bytes did not change parses to the same
+  version and requests nothing downstream.
+
+A BEIR corpus is one JSON-lines file whose lines are documents already; it has no parse step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import (
+    AssetDep,
+    AssetsDefinition,
+    DataVersion,
+    MaterializeResult,
+    PythonObjectDagsterType,
+    asset,
+)
+
+from assets.layout import AUTOMATION, Layout, partition_key
+from clear_rag.ingest import ParsedFile, document_id, parse_file
+
+GROUP = "parsed"
+PARSED = PythonObjectDagsterType(ParsedFile, name="ParsedFile", description="`clear_rag.ingest.ParsedFile`")
+
+
+def parsed_assets(layout: Layout) -> list[AssetsDefinition]:
+    if layout.suite.beir is not None:
+        return []
+
+    @asset(
+        key=layout.key("parsed"),
+        partitions_def=layout.corpus,
+        deps=[AssetDep(layout.key("corpus"))],
+        code_version=layout.code_version("parsed"),
+        automation_condition=AUTOMATION,
+        dagster_type=PARSED,
+        group_name=GROUP,
+        description="One corpus file parsed by its file type's parser backend: text and typed blocks.",
+    )
+    def parsed() -> MaterializeResult:  # type: ignore[type-arg]
+        path = layout.corpus_path(partition_key())
+        # Ids relative to the working directory, as the stores (and `clear-rag ablate`) give them.
+        result = parse_file(path, document_id(path, Path.cwd()))
+        doc = result.document
+        return MaterializeResult(
+            value=result,
+            data_version=DataVersion(f"{result.parser} {doc.content_hash[:16]}"),
+            metadata={
+                "parser": result.parser,
+                "media_type": doc.media_type,
+                "bytes": result.size_bytes,
+                "characters": len(doc.text),
+                "blocks": len(doc.blocks),
+                "warnings": list(result.warnings),
+            },
+        )
+
+    return [parsed]
