@@ -38,7 +38,6 @@ from clear_rag.providers.base import describe
 from clear_rag.session import open_indexes, open_pipeline
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import render, render_citations
-from clear_rag.types import Trace
 
 GROUP = "sample"
 CORPUS = AssetKey(["sample", "corpus"])
@@ -119,7 +118,7 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
     def answer(embedder: EmbedderResource, chat: ChatResource) -> MaterializeResult:  # type: ignore[type-arg]
         with Store(sample.store) as opened:
             pipeline, _ = open_pipeline(opened, PipelineConfig(), embedder=embedder.get())
-            trace = ask(Answerer(pipeline, chat.get(), store=opened), sample.question)
+            _, trace = Answerer(pipeline, chat.get(), store=opened).ask(sample.question)
             cited = render_citations(trace, opened.document_text)
         return MaterializeResult(
             data_version=DataVersion(digest(trace.answer, cited)),
@@ -133,17 +132,6 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
         )
 
     return [corpus, store, answer]
-
-
-def ask(answerer: Answerer, question: str) -> Trace:
-    """Run one answer to the end and return its trace (the events are for a live page)."""
-    events = answerer.events(question)
-    while True:
-        try:
-            next(events)
-        except StopIteration as finished:
-            trace: Trace = finished.value
-            return trace
 
 
 def print_answer(sample: Sample, instance: DagsterInstance, *, top: int = 3) -> str:
