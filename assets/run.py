@@ -244,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for check in done.failed_checks:
         print(f"FAILED check {check}")
     print(f"done in {time.perf_counter() - started:.1f} s")
+    # The publishing command runs what this one ran: the same suites and models.
+    same = "".join(f" --suite {suite}" for suite in args.suite or ()) + "".join(
+        f" --{flag} {value}" for flag, value in (("embedder", args.embedder), ("chat", args.chat)) if value
+    )
     print(
         "next:\n"
         f"  browse the lineage, partitions and checks:  DAGSTER_HOME={args.home.resolve()} "
@@ -251,8 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         '  ask your own question of the sample store:   .venv/bin/clear-rag ask "..." --stages\n'
         "  query the result files with DuckDB:           .venv/bin/clear-rag results show best_rows "
         f"--results-dir {paths.results_dir}\n"
-        f"  publish to {RESULTS}/ for the README tables:    .venv/bin/python -m assets.run --results-dir "
-        f"{RESULTS} && .venv/bin/clear-rag report"
+        f"  publish to {RESULTS}/ for the README tables:    .venv/bin/python -m assets.run{same} "
+        f"--results-dir {RESULTS} && .venv/bin/clear-rag report"
     )
     return 1 if done.failed_checks else 0
 
