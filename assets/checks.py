@@ -16,8 +16,8 @@ from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey
 
-from clear_rag.eval.ablate import golden_in
 from clear_rag.eval.golden import LabelError
+from clear_rag.eval.runner import suite_labels
 from clear_rag.eval.suite import Suite
 from clear_rag.store.sqlite import Store
 
@@ -28,7 +28,18 @@ KEYS = "result_has_expected_keys"
 
 SAMPLE = 200  # chunks checked per store: every n-th, so the sample spans every document
 TOLERANCE = 1e-4
-RESULT_KEYS = ("suite", "date", "embedder", "corpus", "golden", "baseline", "metric_names", "rows")
+RESULT_KEYS = (
+    "suite",
+    "date",
+    "embedder",
+    "corpus",
+    "golden",
+    "baseline",
+    "headline",
+    "metric_names",
+    "skipped",
+    "rows",
+)
 ROW_KEYS = ("name", "config", "config_hash", "models", "store", "metrics", "questions", "comparisons")
 
 
@@ -41,7 +52,7 @@ def store_specs(key: AssetKey) -> list[AssetCheckSpec]:
 
 def golden_resolves(suite: Suite, store: Store) -> AssetCheckResult:
     try:
-        golden = golden_in(suite, store)
+        golden = suite_labels(suite, store)
     except LabelError as err:
         return AssetCheckResult(check_name=GOLDEN, passed=False, metadata={"error": str(err)})
     labels = sum(len(q.labels) for q in golden.questions)
@@ -80,6 +91,8 @@ def evaluation_specs(key: AssetKey) -> list[AssetCheckSpec]:
 def matches_baseline(row: Mapping[str, Any], suite: Suite, embedder: str, baseline: Path) -> AssetCheckResult:
     """Passes (noting why) where the baseline does not apply: a real model, another suite, a new row."""
     known = json.loads(baseline.read_text(encoding="utf-8")) if baseline.is_file() else None
+    if "skipped" in row:
+        return AssetCheckResult(check_name=BASELINE, passed=True, metadata={"applies": False})
     if embedder != "hash" or known is None or known.get("suite") != suite.name:
         return AssetCheckResult(check_name=BASELINE, passed=True, metadata={"applies": False})
     before = {r["name"]: r for r in known["rows"]}.get(row["name"])
@@ -106,7 +119,10 @@ def has_expected_keys(result: Mapping[str, Any], suite: Suite) -> AssetCheckResu
     missing = [k for k in RESULT_KEYS if k not in result]
     rows = result.get("rows", [])
     missing += [f"{r.get('name')}.{k}" for r in rows for k in ROW_KEYS if k not in r]
-    names_match = [r.get("name") for r in rows] == [r.name for r in suite.rows]
+    done = [r.get("name") for r in rows] + [s.get("name") for s in result.get("skipped", [])]
+    names_match = sorted(map(str, done)) == sorted(r.name for r in suite.rows) and [
+        r.get("name") for r in rows
+    ] == [r.name for r in suite.rows if r.name in {row.get("name") for row in rows}]
     return AssetCheckResult(
         check_name=KEYS,
         passed=not missing and names_match,

@@ -18,7 +18,14 @@ from assets.corpus import source_assets
 from assets.evaluation import evaluation_assets
 from assets.layout import Layout
 from assets.parsed import parsed_assets
-from assets.resources import ChatResource, EmbedderResource, PathsResource, chat_for, results_dir_for
+from assets.resources import (
+    ChatResource,
+    EmbedderResource,
+    PathsResource,
+    chat_for,
+    reranker_for,
+    results_dir_for,
+)
 from assets.sample import Sample, sample_assets
 from assets.stores import store_assets
 from clear_rag.providers.select import DEFAULT_EMBEDDER
@@ -26,6 +33,7 @@ from clear_rag.providers.select import DEFAULT_EMBEDDER
 SUITES: tuple[str, ...] = ("tech", "tech-expansion")
 EMBEDDER_ENV = "CLEAR_RAG_EMBEDDER"  # the variable `clear-rag ablate --embedder` reads too
 CHAT_ENV = "CLEAR_RAG_CHAT"
+RERANKER_ENV = "CLEAR_RAG_RERANKER"
 
 
 def build_definitions(
@@ -36,13 +44,22 @@ def build_definitions(
     paths: PathsResource | None = None,
     embedder_resource: EmbedderResource | None = None,
     sample: bool = False,
+    reranker: str | None = None,
 ) -> Definitions:
-    """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is)."""
+    """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is).
+
+    ``reranker`` (or ``$CLEAR_RAG_RERANKER``) is the cross-encoder of the rows that rerank, as
+    ``clear-rag ablate --reranker`` sets it.
+    """
     name = embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
     chat_name = chat or os.environ.get(CHAT_ENV) or chat_for(name)
+    reranker_name = reranker or os.environ.get(RERANKER_ENV) or reranker_for(name)
     paths = paths or PathsResource(results_dir=results_dir_for(name))
     layouts = [
-        replace(Layout.load(suite, embedder=name, chat=chat_name), results_dir=paths.results_dir)
+        replace(
+            Layout.load(suite, embedder=name, chat=chat_name, reranker=reranker_name),
+            results_dir=paths.results_dir,
+        )
         for suite in suites
     ]
     bundled = Sample.bundled(embedder=name, chat=chat_name) if sample else None

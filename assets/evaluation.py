@@ -31,8 +31,10 @@ from assets import checks
 from assets.layout import AUTOMATION, Layout, digest, partition_key, with_vectors
 from assets.resources import ChatResource, EmbedderResource, PathsResource
 from clear_rag.errors import ConfigError
-from clear_rag.eval.ablate import needs_chat, prepared_in, result_document, run_row, store_dir
+from clear_rag.eval.runner import cached_chat, corpus_sha256, metric_names, run_row, store_dir, suite_labels
 from clear_rag.report.tables import suite_table
+from clear_rag.results.document import result_document
+from clear_rag.results.files import write_result
 from clear_rag.store.sqlite import Store
 
 GROUP = "evaluation"
@@ -40,10 +42,11 @@ ROW = PythonObjectDagsterType(dict, name="RowResult", description="One row as `r
 
 
 def measured(row: Mapping[str, Any]) -> str:
-    """A digest of what a row measured: per-question metrics and what they were measured on.
-
-    Dates, timings and trace ids are left out: they differ on every run while the numbers do not.
-    """
+    """A digest of what a row measured: per-question metrics and what they were measured on (or why
+    it was skipped). Dates, timings and trace ids are left out: they differ on every run while the
+    numbers do not."""
+    if "skipped" in row:
+        return digest("skipped", row["skipped"])
     questions = [
         json.dumps([q["id"], q["metrics"], q["retrieved"]], sort_keys=True) for q in row["questions"]
     ]
@@ -75,18 +78,33 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         suite = layout.current()
         row = layout.row(suite, partition_key())
         model = embedder.get() if "vector" in row.config.retrievers else None
-        chat_model = chat.get() if needs_chat(row.config) else None
+        chat_model = None
+        if row.config.needs_chat():
+            chat_model = cached_chat(chat.get(), suite, Path(paths.results_dir))
         started = time.perf_counter()
         with Store(store_dir(suite, row.config.chunking, Path(paths.store_root))) as opened:
-            result = run_row(row, prepared_in(suite, opened), model, chat=chat_model)
+            labels = suite_labels(suite, opened)
+            result = run_row(
+                row,
+                opened,
+                labels,
+                metric_names(suite, labels),
+                embedder=model,
+                chat=chat_model,
+                corpus=corpus_sha256(suite, opened),
+            )
+        if chat_model is not None:
+            chat_model.cache.save()
         return MaterializeResult(
             value=result,
             data_version=DataVersion(f"{row.config.hash()}-{measured(result)}"),
             metadata={
                 "config_hash": row.config.hash(),
-                **{name: float(value) for name, value in result["metrics"].items()},
-                "questions": len(result["questions"]),
+                **{name: float(value) for name, value in result.get("metrics", {}).items()},
+                "questions": len(result.get("questions", [])),
                 "seconds": round(time.perf_counter() - started, 3),
+                **({"skipped": result["skipped"]} if "skipped" in result else {}),
+                **({"generations": chat_model.summary()} if chat_model is not None else {}),
             },
             check_results=[
                 checks.matches_baseline(result, suite, embedder.name, Path(paths.baseline)),
@@ -120,11 +138,12 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         model = embedder.get() if with_vectors(suite.rows) else None
         first = suite.rows[0].config.chunking
         with Store(store_dir(suite, first, Path(paths.store_root))) as opened:
-            document = result_document(suite, ordered, prepared_in(suite, opened), model)
+            document = result_document(
+                suite, ordered, suite_labels(suite, opened), corpus_sha256(suite, opened), model
+            )
         target = Path(paths.results_dir) / f"{suite.name}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Byte for byte the format `clear-rag ablate --save-results` writes.
-        target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        # The one writer `clear-rag ablate --save-results` uses: the same bytes.
+        write_result(target, document)
         return MaterializeResult(
             data_version=DataVersion(
                 digest(suite.baseline, *(f"{r['name']}={measured(r)}" for r in ordered))

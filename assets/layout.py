@@ -27,7 +27,8 @@ from dagster import (
 from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError
 from clear_rag.eval import beir
-from clear_rag.eval.ablate import needs_chat
+from clear_rag.eval.labels import label_files
+from clear_rag.eval.runner import with_reranker
 from clear_rag.eval.suite import Row, Suite, load_suite
 from clear_rag.ingest import discover
 
@@ -89,10 +90,11 @@ class Layout:
     files: tuple[str, ...]
     chat: str = ""  # the chat model's name, where some row expands the query or uses HyDE
     results_dir: str = ""  # where the result file goes: moving it re-writes the file there
+    reranker: str = ""  # the cross-encoder of the rows that rerank, where the run names one
 
     @classmethod
-    def load(cls, name_or_path: str, *, embedder: str, chat: str = "") -> Layout:
-        suite = load_suite(name_or_path)
+    def load(cls, name_or_path: str, *, embedder: str, chat: str = "", reranker: str = "") -> Layout:
+        suite = _with(load_suite(name_or_path), reranker)
         chunkings = {chunk_key(r.config.chunking): r.config.chunking for r in suite.rows}
         if suite.beir is not None:
             # A BEIR corpus is one JSON-lines file; its documents are skipped one by one by content hash.
@@ -107,8 +109,16 @@ class Layout:
                 fix="Name the corpus folder and golden file, or a BEIR folder",
             )
         prefix = re.sub(r"\W", "_", suite.name)
-        uses_chat = any(needs_chat(r.config) for r in suite.rows)
-        return cls(suite, prefix, embedder, dict(sorted(chunkings.items())), keys, chat if uses_chat else "")
+        uses_chat = any(r.config.needs_chat() for r in suite.rows)
+        return cls(
+            suite,
+            prefix,
+            embedder,
+            dict(sorted(chunkings.items())),
+            keys,
+            chat if uses_chat else "",
+            reranker=reranker,
+        )
 
     def key(self, name: str) -> AssetKey:
         return AssetKey([self.prefix, name])
@@ -157,7 +167,7 @@ class Layout:
 
     def current(self) -> Suite:
         """The suite file as it is now (a row's settings may have changed since the definitions loaded)."""
-        return load_suite(str(self.suite.path))
+        return _with(load_suite(str(self.suite.path)), self.reranker)
 
     def row(self, suite: Suite, name: str) -> Row:
         """Row ``name`` of the suite as it is now; an error if it moved to a chunking the definitions
@@ -178,10 +188,12 @@ class Layout:
 
     @property
     def label_files(self) -> list[Path]:
-        """What the labels are read from: the golden file, or a BEIR folder's rationales and qrels."""
-        if self.suite.beir is not None:
-            return [self.suite.beir / beir.RATIONALES, self.suite.beir / beir.QRELS]
-        return [self.suite.golden or Path()]
+        """What the labels are read from: the golden file, or a BEIR folder's qrels (and rationales)."""
+        return label_files(self.suite)
+
+
+def _with(suite: Suite, reranker: str) -> Suite:
+    return with_reranker(suite, reranker) if reranker else suite
 
 
 def with_vectors(rows: Sequence[Row]) -> bool:

@@ -10,13 +10,15 @@ the site render: publishing a run there is a deliberate ``--results-dir results`
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from clear_rag.eval.ablate import STORE_ROOT
+from clear_rag.eval.runner import stores_root
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER, make_chat, make_embedder
+from clear_rag.store.sqlite import DEFAULT_DIR, STORE_ENV
 
 RESULTS = "results"  # committed: what the README and the site render
 RUN_RESULTS = ".clear-rag/results"
@@ -31,6 +33,12 @@ def results_dir_for(embedder: str) -> str:
 def committed_for(suite: str, embedder: str) -> Path:
     """The committed result file a run of ``suite`` on ``embedder`` should reproduce."""
     return Path(BASELINE_FAKE) if embedder == "hash" else Path(RESULTS) / f"{suite}.json"
+
+
+def reranker_for(embedder: str) -> str:
+    """The reranker of the rows that rerank when none is named: the fake with the fake embedder, and
+    otherwise none, so that each row's config says (rows whose cross-encoder is not here are skipped)."""
+    return "lexical" if embedder == "hash" else ""
 
 
 def chat_for(embedder: str) -> str:
@@ -60,7 +68,8 @@ def _chat(name: str) -> ChatModel:
 
 
 class ChatResource(ConfigurableResource):  # type: ignore[type-arg]
-    """The chat model of the rows that expand the query or use HyDE; loaded only when one runs."""
+    """The chat model of the rows that expand the query or use HyDE. They ask it through the suite's
+    generation cache, so its weights load only on a miss (``clear-rag ablate --regenerate`` asks anew)."""
 
     name: str = DEFAULT_CHAT
 
@@ -72,6 +81,6 @@ class PathsResource(ConfigurableResource):  # type: ignore[type-arg]
     """Where stores live (shared with ``clear-rag ablate``, so both see the same stores and write the
     same ``store`` field in result rows), where result files go, and the fake-provider baseline."""
 
-    store_root: str = str(STORE_ROOT)
+    store_root: str = str(stores_root(Path(os.environ.get(STORE_ENV, DEFAULT_DIR))))
     results_dir: str = RUN_RESULTS
     baseline: str = BASELINE_FAKE

@@ -20,22 +20,23 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AssetKey,
+    AssetSelection,
     BetaWarning,
     DagsterInstance,
     Definitions,
     PartitionsDefinition,
     SourceAsset,
+    define_asset_job,
     deserialize_value,
     evaluate_automation_conditions,
     serialize_value,
 )
-from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor  # not re-exported
-from dagster._core.definitions.observe import observe  # not re-exported (see the Dagster notes)
 
-from assets.definitions import CHAT_ENV, EMBEDDER_ENV, SUITES, build_definitions
+from assets.definitions import CHAT_ENV, EMBEDDER_ENV, RERANKER_ENV, SUITES, build_definitions
 from assets.resources import (
     FAKE_RESULTS,
     RESULTS,
@@ -43,13 +44,16 @@ from assets.resources import (
     PathsResource,
     chat_for,
     committed_for,
+    reranker_for,
     results_dir_for,
 )
 from assets.sample import Sample, print_answer
 from clear_rag.providers.select import DEFAULT_EMBEDDER
+from clear_rag.results import reproduce
 
 HOME = Path(".clear-rag") / "dagster"
 CURSOR = "automation-cursor.json"
+OBSERVE_JOB = "observe_sources"
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 MAX_TICKS = 10  # a change travels one level per tick: store, indexes, evaluation, result
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}  # Dagster logs every event at DEBUG
@@ -83,8 +87,23 @@ def instance_at(home: Path = HOME) -> DagsterInstance:
     return DagsterInstance.from_config(str(home.resolve()))
 
 
-def _load_cursor(path: Path) -> AssetDaemonCursor | None:
-    return deserialize_value(path.read_text(encoding="utf-8"), AssetDaemonCursor) if path.exists() else None
+def _load_cursor(path: Path) -> Any:
+    """The automation cursor the last update left, or None before the first.
+
+    Typed ``Any`` because Dagster does not re-export the cursor's class (``AssetDaemonCursor``);
+    ``serialize_value`` writes the class name into the file and ``deserialize_value`` rebuilds it.
+    """
+    return deserialize_value(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _observe(sources: Sequence[SourceAsset], instance: DagsterInstance) -> None:
+    """One in-process run that observes ``sources``: a job selecting every asset of definitions that hold
+    nothing else. Dagster's own ``observe`` does the same but is not re-exported; this is built on public
+    names so that an upgrade that moves private modules cannot break ``make run``."""
+    job = define_asset_job(OBSERVE_JOB, selection=AssetSelection.all(include_sources=True))
+    Definitions(assets=sources, jobs=[job]).resolve_job_def(OBSERVE_JOB).execute_in_process(
+        instance=instance, run_config=QUIET
+    )
 
 
 def observe_sources(defs: Definitions, instance: DagsterInstance) -> list[str]:
@@ -93,7 +112,7 @@ def observe_sources(defs: Definitions, instance: DagsterInstance) -> list[str]:
     sources = [a for a in defs.assets or () if isinstance(a, SourceAsset) and a.is_observable]
     plain = [s for s in sources if s.partitions_def is None]
     for batch in [plain] * bool(plain) + [[s] for s in sources if s.partitions_def is not None]:
-        observe(batch, instance=instance, run_config=QUIET)
+        _observe(batch, instance)
     return [source.key.to_user_string() for source in sources]
 
 
@@ -154,46 +173,6 @@ def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
     return sorted(found)
 
 
-TOLERANCE = 1e-4  # metrics are written rounded to four places
-
-
-def reproduced(path: Path, committed: Path) -> str:
-    """Whether the rows just written to ``path`` measured what the committed file says, metric by metric.
-
-    Empty where there is nothing to compare with: no committed file, the committed file itself, or
-    another suite.
-    """
-    if not committed.is_file() or not path.is_file() or committed.resolve() == path.resolve():
-        return ""
-    ours, theirs = (json.loads(p.read_text(encoding="utf-8")) for p in (path, committed))
-    if ours.get("suite") != theirs.get("suite"):
-        return ""
-    suite = ours["suite"]
-    if ours.get("embedder") != theirs.get("embedder"):
-        return f"{suite}: not compared with {committed}, which {theirs.get('embedder')} measured"
-    committed_rows = {row["name"]: row for row in theirs.get("rows", [])}
-    same, differ = 0, []
-    for row in ours["rows"]:
-        other = committed_rows.get(row["name"])
-        if other is None:
-            differ.append(f"{row['name']!r} is not in it")
-            continue
-        gaps = {
-            name: (value, other["metrics"].get(name))
-            for name, value in row["metrics"].items()
-            if other["metrics"].get(name) is None or abs(value - other["metrics"][name]) > TOLERANCE
-        }
-        if not gaps:
-            same += 1
-            continue
-        name, (here, there) = max(gaps.items(), key=lambda g: abs(g[1][0] - (g[1][1] or 0.0)))
-        differ.append(f"{row['name']!r} {name} {here} here, {there} there")
-    line = (
-        f"{suite}: {same} of {len(ours['rows'])} rows reproduce {committed} (every metric within {TOLERANCE})"
-    )
-    return "\n".join([line, *(f"  differs: {d}" for d in differ)])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m assets.run",
@@ -204,6 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--chat",
         default=None,
         help="smollm2 (default, or $CLEAR_RAG_CHAT; echo with --embedder hash) or echo",
+    )
+    parser.add_argument(
+        "--reranker",
+        default=None,
+        help="the cross-encoder of the rows that rerank ($CLEAR_RAG_RERANKER; lexical with --embedder hash; "
+        "otherwise the one the config names, and rows whose reranker is not here are skipped)",
     )
     parser.add_argument("--home", type=Path, default=HOME, help="DAGSTER_HOME for the run history")
     parser.add_argument(
@@ -223,8 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = args.embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
         paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
         chat = args.chat or os.environ.get(CHAT_ENV) or chat_for(name)
+        reranker = args.reranker or os.environ.get(RERANKER_ENV) or reranker_for(name)
         defs = build_definitions(
-            args.suite or SUITES, embedder=name, chat=chat, paths=paths, sample=not args.no_sample
+            args.suite or SUITES,
+            embedder=name,
+            chat=chat,
+            reranker=reranker,
+            paths=paths,
+            sample=not args.no_sample,
         )
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=chat)
         with instance_at(args.home) as instance:
@@ -238,15 +229,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"results: {path}")
     for path in files:
         suite = json.loads(Path(path).read_text(encoding="utf-8"))["suite"]
-        compared = reproduced(Path(path), committed_for(suite, name))
-        if compared:
-            print(compared)
+        compared = reproduce.reproduced(Path(path), committed_for(suite, name))
+        if compared is not None:
+            print(reproduce.format(compared))
     for check in done.failed_checks:
         print(f"FAILED check {check}")
     print(f"done in {time.perf_counter() - started:.1f} s")
     # The publishing command runs what this one ran: the same suites and models.
     same = "".join(f" --suite {suite}" for suite in args.suite or ()) + "".join(
-        f" --{flag} {value}" for flag, value in (("embedder", args.embedder), ("chat", args.chat)) if value
+        f" --{flag} {value}"
+        for flag, value in (("embedder", args.embedder), ("chat", args.chat), ("reranker", args.reranker))
+        if value
     )
     print(
         "next:\n"

@@ -32,10 +32,10 @@ from assets.stores import store_version
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import InputError
-from clear_rag.generate.answer import Answerer
+from clear_rag.generate.planner import Planner
 from clear_rag.ingest import discover, ingest
 from clear_rag.providers.base import describe
-from clear_rag.session import open_indexes, open_pipeline
+from clear_rag.session import open_pipeline, sync_indexes
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import render, render_citations
 
@@ -94,7 +94,7 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
                     value=failed,
                     fix="Fix or remove those files; the others are stored",
                 )
-            open_indexes(opened, PipelineConfig(), model)
+            sync_indexes(opened, [PipelineConfig()], model)
             stats = opened.stats()
             return MaterializeResult(
                 data_version=DataVersion(digest(store_version(opened), describe(model))),
@@ -117,8 +117,9 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
     )
     def answer(embedder: EmbedderResource, chat: ChatResource) -> MaterializeResult:  # type: ignore[type-arg]
         with Store(sample.store) as opened:
-            pipeline, _ = open_pipeline(opened, PipelineConfig(), embedder=embedder.get())
-            _, trace = Answerer(pipeline, chat.get(), store=opened).ask(sample.question)
+            pipeline = open_pipeline(opened, PipelineConfig(), embedder=embedder.get())
+            trace = Planner(pipeline, chat.get()).run(sample.question)
+            opened.save_trace(trace, config_hash=pipeline.config.hash())
             cited = render_citations(trace, opened.document_text)
         return MaterializeResult(
             data_version=DataVersion(digest(trace.answer, cited)),
@@ -143,15 +144,11 @@ def print_answer(sample: Sample, instance: DagsterInstance, *, top: int = 3) -> 
     trace_id = str(materialization.metadata["trace"].value)
     with Store(sample.store) as opened:
         trace = opened.load_trace(trace_id)
-        texts = {
-            c.chunk_id: opened.document_text(c.doc_id)[c.start : c.end]
-            for stage in trace.stages
-            for c in stage.candidates[:top]
-        }
+        shown = render(trace, top=top, text=lambda c: opened.document_text(c.doc_id)[c.start : c.end])
         cited = render_citations(trace, opened.document_text)
     return "\n".join(
         [
-            render(trace, top=top, texts=texts),
+            shown,
             "",
             cited,
             "",

@@ -1,22 +1,28 @@
-"""One typed, frozen configuration for a retrieval pipeline, and its stable hash.
+"""One typed, frozen configuration for a run: how a question is retrieved, reranked and packed.
 
-The hash names result rows and (later) Dagster partitions, so it covers every setting that can
-change a ranking and nothing else: two configs that retrieve the same way hash the same.
-Loading from TOML or YAML rejects unknown keys, wrong types and out-of-range values with the file,
-the key, the value and what was expected.
+The schema is a pydantic model (strict types, unknown keys forbidden); every way a value can be
+wrong becomes a ``ConfigError`` naming the file, the key, the value and what is accepted, never a
+traceback. The config is the single source of truth of a run: the chunking it names is checked
+against the store (``clear_rag.session.open_pipeline``), the reranker it names is built by
+``clear_rag.providers.select``.
+
+The hash names result rows and Dagster partitions. It is taken over the settings that differ from
+their defaults only, so adding a setting later (with a default that keeps the old behaviour) leaves
+every existing hash as it was; changing a default is therefore a change of meaning, and must not
+be done silently.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from clear_rag.errors import ConfigError
 
@@ -24,184 +30,227 @@ Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
 Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
 ChunkerName = Literal["fixed", "structural", "whole"]
+DEFAULT_RERANKER = "ms-marco-minilm-l6"
+
+Int = Annotated[int, Strict()]
+Bool = Annotated[bool, Strict()]
+Number = Annotated[float, Strict()]  # an int is accepted too, a bool or a string is not
+Text = Annotated[str, Strict()]
+
+# What each key accepts, in words: the second half of every error message.
+EXPECTED: dict[str, str] = {
+    "retrievers": f"a non-empty list of {list(get_args(Retriever))}, each at most once",
+    "depth": "an integer of at least 1 (candidates per first-stage search)",
+    "fusion": f"one of {list(get_args(Fusion))}",
+    "rrf_k": "an integer of at least 1 (60 is the published default)",
+    "weights": "a table of retriever = weight (a number of at least 0), for the retrievers in use",
+    "rerank": "true or false",
+    "reranker": "a reranker name: ms-marco-minilm-l6 (pulled with `clear-rag models pull`), a folder "
+    "holding model.onnx and tokenizer.json, or lexical (the fake)",
+    "expand": "an integer from 0 (off) to 8 phrasings",
+    "hyde": "true or false",
+    "shortlist": "an integer of at least 1 (candidates the reranker re-scores)",
+    "top_k": "an integer of at least 1 (candidates handed to context assembly)",
+    "budget_tokens": "an integer of at least 1",
+    "bm25_k1": "a number of at least 0",
+    "bm25_b": "a number from 0 to 1",
+    "idf": f"one of {list(get_args(Idf))}",
+    "stem": "true or false",
+    "chunking": "a table of chunker, size, overlap",
+    "chunking.chunker": f"one of {list(get_args(ChunkerName))}",
+    "chunking.size": "an integer of at least 1 (tokens)",
+    "chunking.overlap": "an integer of at least 0 and below the size, or nothing for the chunker's default",
+}
+_TYPE_ERRORS = {"int_type", "bool_type", "float_type", "string_type", "tuple_type", "dict_type", "model_type"}
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkingConfig:
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", revalidate_instances="never")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as err:
+            raise _config_error(err, data, type(self).__name__) from None
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes`` applied, validated like a loaded config."""
+        return _validated(type(self), {**self._fields(), **changes}, source=type(self).__name__)
+
+    def _fields(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class ChunkingConfig(_Settings):
     chunker: ChunkerName = "structural"
-    size: int = 256
-    overlap: int | None = None  # None: the chunker's default, about 12% of size
+    size: Int = Field(256, ge=1)
+    overlap: Int | None = None  # None: the chunker's default, about 12% of size
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.overlap is not None and not 0 <= self.overlap < self.size:
+            raise ValueError("chunking.overlap|is out of range")
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class PipelineConfig:
+class PipelineConfig(_Settings):
     """How one question is answered, from first-stage search to the packed context."""
 
-    retrievers: tuple[Retriever, ...] = ("keyword", "vector")
-    depth: int = 100  # candidates each first-stage retriever returns
+    retrievers: tuple[Retriever, ...] = Field(("keyword", "vector"), min_length=1)
+    depth: Int = Field(100, ge=1)  # candidates each first-stage retriever returns
     fusion: Fusion = "rrf"
-    rrf_k: int = 60
-    weights: Mapping[str, float] = field(default_factory=dict)  # min-max fusion only; missing = 1.0
-    rerank: bool = False
-    expand: int = 0  # other phrasings the chat model writes, each searched (multi-query); 0 = off
-    hyde: bool = False  # also search with a hypothetical answer passage, embedded as a document
-    shortlist: int = 50  # candidates the reranker re-scores
-    top_k: int = 10  # candidates handed to context assembly
-    budget_tokens: int = 1500
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    rrf_k: Int = Field(60, ge=1)
+    weights: dict[str, Annotated[Number, Field(ge=0)]] = Field(default_factory=dict)  # min-max; missing = 1
+    rerank: Bool = False
+    reranker: Text = DEFAULT_RERANKER  # which cross-encoder re-scores the shortlist when rerank is on
+    expand: Int = Field(0, ge=0, le=8)  # other phrasings the chat model writes (multi-query); 0 = off
+    hyde: Bool = False  # also search with a hypothetical answer passage, embedded as a document
+    shortlist: Int = Field(50, ge=1)
+    top_k: Int = Field(10, ge=1)
+    budget_tokens: Int = Field(1500, ge=1)
+    bm25_k1: Number = Field(1.2, ge=0)
+    bm25_b: Number = Field(0.75, ge=0, le=1)
     idf: Idf = "lucene"
-    stem: bool = False
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    stem: Bool = False
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
 
-    def __post_init__(self) -> None:
-        _validate(self, source="PipelineConfig")
+    @model_validator(mode="after")
+    def _consistent(self) -> PipelineConfig:
+        if len(set(self.retrievers)) != len(self.retrievers):
+            raise ValueError("retrievers|names a retriever twice")
+        for name in self.weights:
+            if name not in self.retrievers:
+                raise ValueError(f"weights.{name}|weighs a retriever that is not in use")
+        if not self.reranker:
+            raise ValueError("reranker|is empty")
+        return self
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["retrievers"] = list(self.retrievers)
+        """Every setting, as JSON-ready plain data (what result rows and traces record)."""
+        data = self.model_dump(mode="json")
         data["weights"] = dict(sorted(self.weights.items()))
         return data
 
+    def changed(self) -> dict[str, Any]:
+        """Only the settings that differ from the defaults, nested tables likewise."""
+        return _delta(self.to_dict(), PipelineConfig().to_dict())
+
     def hash(self) -> str:
-        """First 12 hex digits of the SHA-256 of the canonical JSON of every setting."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """First 12 hex digits of the SHA-256 of the canonical JSON of the non-default settings."""
+        canonical = json.dumps(self.changed(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
     def replace(self, **changes: Any) -> PipelineConfig:
-        return dataclasses.replace(self, **changes)
+        replaced: PipelineConfig = super().replace(**changes)
+        return replaced
+
+    def needs_chat(self) -> bool:
+        """Whether a chat model writes something retrieval searches with (phrasings, a HyDE passage)."""
+        return self.expand > 0 or self.hyde
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str = "config") -> PipelineConfig:
-        _check_keys(data, cls, source, prefix="")
-        values = dict(data)
-        if "chunking" in values:
-            chunking = values["chunking"]
-            if not isinstance(chunking, Mapping):
-                raise _wrong(source, "chunking", chunking, "a table of chunker, size, overlap")
-            _check_keys(chunking, ChunkingConfig, source, prefix="chunking.")
-            _check_types(chunking, ChunkingConfig, source, prefix="chunking.")
-            values["chunking"] = ChunkingConfig(**chunking)
-        if "retrievers" in values and isinstance(values["retrievers"], list):
-            values["retrievers"] = tuple(values["retrievers"])
-        _check_types({k: v for k, v in values.items() if k != "chunking"}, cls, source, prefix="")
-        try:
-            return cls(**values)
-        except ConfigError as err:
-            raise ConfigError(err.what, fix=err.fix, path=source, field=err.field, value=err.value) from None
+        if not isinstance(data, Mapping):
+            raise ConfigError("must hold a table of settings", path=source, fix=f"Known keys: {_known(cls)}")
+        return _validated(cls, dict(data), source=source)
 
     @classmethod
     def from_file(cls, path: str | Path) -> PipelineConfig:
         """Load a ``.toml``, ``.yaml`` or ``.yml`` file."""
         path = Path(path)
+        if path.suffix not in (".toml", ".yaml", ".yml"):
+            raise ConfigError(
+                "is not a config file type clear-rag reads",
+                path=str(path),
+                field="extension",
+                value=path.suffix,
+                fix="Use .toml, .yaml or .yml",
+            )
         try:
             raw = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise ConfigError(
-                f"cannot be read ({err.strerror})", path=str(path), fix="Check the path"
-            ) from err
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
+            raise ConfigError(f"cannot be read ({reason})", path=str(path), fix="Check the path") from err
         try:
             if path.suffix == ".toml":
                 data: Any = tomllib.loads(raw)
-            elif path.suffix in (".yaml", ".yml"):
+            else:
                 import yaml
 
                 data = yaml.safe_load(raw) or {}
-            else:
-                raise ConfigError(
-                    "is not a config file type clear-rag reads",
-                    path=str(path),
-                    field="extension",
-                    value=path.suffix,
-                    fix="Use .toml, .yaml or .yml",
-                )
         except (tomllib.TOMLDecodeError, ValueError) as err:
-            if isinstance(err, ConfigError):
-                raise
             raise ConfigError(f"is not valid ({err})", path=str(path), fix="Fix the syntax") from err
-        if not isinstance(data, Mapping):
-            raise ConfigError("must hold a table of settings", path=str(path), fix="See docs for keys")
         return cls.from_mapping(data, source=str(path))
 
 
-def _check_keys(data: Mapping[str, Any], kind: type, source: str, *, prefix: str) -> None:
-    known = [f.name for f in dataclasses.fields(kind)]
-    for key in data:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"Did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(
-                "is not a setting",
-                path=source,
-                field=f"{prefix}{key}",
-                fix=f"{hint}Known keys: {', '.join(known)}",
-            )
+def _known(kind: type[BaseModel]) -> str:
+    return ", ".join(kind.model_fields)
 
 
-_SCALARS: dict[str, tuple[type, ...]] = {
-    "depth": (int,),
-    "rrf_k": (int,),
-    "shortlist": (int,),
-    "top_k": (int,),
-    "budget_tokens": (int,),
-    "size": (int,),
-    "overlap": (int, type(None)),
-    "bm25_k1": (int, float),
-    "bm25_b": (int, float),
-    "rerank": (bool,),
-    "hyde": (bool,),
-    "expand": (int,),
-    "stem": (bool,),
-    "weights": (Mapping,),
-}
+def _delta(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        default = defaults.get(key)
+        if isinstance(value, dict) and isinstance(default, dict) and key != "weights":
+            nested = _delta(value, default)
+            if nested:
+                out[key] = nested
+        elif value != default:
+            out[key] = value
+    return out
 
 
-def _check_types(data: Mapping[str, Any], kind: type, source: str, *, prefix: str) -> None:
-    for key, value in data.items():
-        expected = _SCALARS.get(key)
-        if expected is None:
-            continue
-        is_bool = isinstance(value, bool)
-        if not isinstance(value, expected) or (is_bool and bool not in expected):
-            names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
-            raise _wrong(source, f"{prefix}{key}", value, names)
+M = TypeVar("M", bound=_Settings)
 
 
-def _wrong(source: str, key: str, value: object, expected: str) -> ConfigError:
-    return ConfigError("has the wrong type", path=source, field=key, value=value, fix=f"Expected {expected}")
+def _validated(kind: type[M], data: dict[str, Any], *, source: str) -> M:
+    try:
+        return kind(**data)
+    except ConfigError as err:
+        # raised by __init__ with the class name as its source; say which file or row it came from
+        raise err.at(source) from None
 
 
-def _validate(config: PipelineConfig, *, source: str) -> None:
-    def fail(key: str, value: object, expected: str) -> None:
-        raise ConfigError("is out of range", path=source, field=key, value=value, fix=f"Expected {expected}")
+def _config_error(err: ValidationError, data: Mapping[str, Any], source: str) -> ConfigError:
+    """The first problem pydantic found, as a message that names key, value and what is accepted."""
+    problem = err.errors(include_url=False)[0]
+    loc = [str(part) for part in problem["loc"] if not isinstance(part, int)]
+    what = ""
+    if problem["type"] == "value_error":
+        # Our own cross-field checks raise ValueError("key|what is wrong"); pydantic wraps it.
+        key, _, what = str(problem.get("ctx", {}).get("error", "")).partition("|")
+        loc = key.split(".")
+    key = ".".join(loc)
+    if err.title == "ChunkingConfig" and key and not key.startswith("chunking."):
+        key = f"chunking.{key}"
+    if problem["type"] == "extra_forbidden":
+        owner: type[BaseModel] = ChunkingConfig if key.startswith("chunking.") else PipelineConfig
+        known = list(owner.model_fields)
+        close = difflib.get_close_matches(loc[-1], known, n=1)
+        hint = f"Did you mean {close[0]!r}? " if close else ""
+        return ConfigError(
+            "is not a setting", path=source, field=key, fix=f"{hint}Known keys: {', '.join(known)}"
+        )
+    value = _lookup(data, key.split(".")[1:] if err.title == "ChunkingConfig" else loc) if loc else None
+    expected = EXPECTED.get(key) or EXPECTED.get(loc[0] if loc else "", "a valid value")
+    if what:
+        pass
+    elif problem["type"] in _TYPE_ERRORS:
+        what = "has the wrong type"
+    elif problem["type"] == "literal_error":
+        what = "is not an accepted value"
+    else:
+        what = "is out of range"
+    return ConfigError(what, path=source, field=key or None, value=value, fix=f"Expected {expected}")
 
-    allowed = get_args(Retriever)
-    if not config.retrievers or any(r not in allowed for r in config.retrievers):
-        fail("retrievers", list(config.retrievers), f"a non-empty list of {list(allowed)}")
-    if len(set(config.retrievers)) != len(config.retrievers):
-        fail("retrievers", list(config.retrievers), "each retriever at most once")
-    if config.fusion not in get_args(Fusion):
-        fail("fusion", config.fusion, f"one of {list(get_args(Fusion))}")
-    if config.idf not in get_args(Idf):
-        fail("idf", config.idf, f"one of {list(get_args(Idf))}")
-    for key in ("depth", "rrf_k", "shortlist", "top_k", "budget_tokens"):
-        if getattr(config, key) < 1:
-            fail(key, getattr(config, key), "an integer of at least 1")
-    if not 0 <= config.expand <= 8:
-        fail("expand", config.expand, "0 (off) to 8 phrasings")
-    if config.bm25_k1 < 0:
-        fail("bm25_k1", config.bm25_k1, "a number of at least 0")
-    if not 0 <= config.bm25_b <= 1:
-        fail("bm25_b", config.bm25_b, "a number from 0 to 1")
-    for name, weight in config.weights.items():
-        if name not in config.retrievers:
-            fail(f"weights.{name}", weight, f"weights only for the retrievers {list(config.retrievers)}")
-        if weight < 0:
-            fail(f"weights.{name}", weight, "a weight of at least 0")
-    chunking = config.chunking
-    if chunking.chunker not in get_args(ChunkerName):
-        fail("chunking.chunker", chunking.chunker, f"one of {list(get_args(ChunkerName))}")
-    if chunking.size < 1:
-        fail("chunking.size", chunking.size, "an integer of at least 1")
-    if chunking.overlap is not None and not 0 <= chunking.overlap < chunking.size:
-        fail("chunking.overlap", chunking.overlap, f"0 to {chunking.size - 1} tokens")
+
+def _lookup(data: Any, loc: list[str]) -> Any:
+    """The value at ``loc`` in what was given (the whole list, for an item of a list)."""
+    for part in loc:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif isinstance(data, BaseModel) and hasattr(data, part):
+            data = getattr(data, part)
+        else:
+            return None
+    return data

@@ -31,6 +31,7 @@ class ClearRagError(Exception):
         self.path = path
         self.field = field
         self.value = None if value is _UNSET else value
+        self._value = value
         where = []
         if path is not None:
             where.append(path)
@@ -40,6 +41,10 @@ class ClearRagError(Exception):
             where.append(repr(value))
         prefix = ": ".join(where)
         super().__init__(f"{prefix}: {what}. {fix}" if prefix else f"{what}. {fix}")
+
+    def at(self, path: str) -> ClearRagError:
+        """The same error, said of ``path`` (the file or row a setting came from)."""
+        return type(self)(self.what, fix=self.fix, path=path, field=self.field, value=self._value)
 
 
 class InputError(ClearRagError):
@@ -86,3 +91,12 @@ class ModelError(ClearRagError):
     """A model, or the package that ships it, is missing or failed."""
 
     exit_code = 4
+
+
+class ModelMissing(ModelError):
+    """A model that is known but not here: not pulled, or its package not installed. A suite row that
+    needs one is skipped with this as its reason, rather than failing the whole suite."""
+
+
+class Cancelled(Exception):
+    """The work was stopped on purpose (a client that went away); not an error to report."""

@@ -1,39 +1,96 @@
-"""Opening a store for questions: indexes brought up to date, then a ready ``Pipeline``."""
+"""The one factory of pipelines, and the one place indexes are brought up to date.
+
+``sync_indexes`` is what ingestion does after storing documents: it brings every index a set of
+configs will search up to date, embedding only new chunks. ``open_pipeline`` is what every caller
+that asks a question does (``clear-rag ask``, the evaluation runner, the asset graph, the server):
+it checks the config against the store (the chunking it names must be the one the store was built
+with) and loads the indexes as they are, failing with "run `clear-rag ingest`" when one is behind,
+so that no question ever pays for indexing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 
-from clear_rag.config import PipelineConfig
-from clear_rag.index.bm25 import BM25Index
-from clear_rag.index.sync import SyncReport, keyword_index, vector_index
-from clear_rag.index.vectors import VectorIndex
+from clear_rag.chunk.factory import make_chunker
+from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.errors import ConfigError, StoreError
+from clear_rag.index.sync import SyncReport, keyword_index, load_keyword, load_vectors, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.stages import ChunkRef
 from clear_rag.store.sqlite import Store
-from clear_rag.tokens import TokenCounter, default_tokenizer
+from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
+
+Progress = Callable[[int, int], None]
+_NAMELESS = RegexTokenizer()  # settings do not depend on the tokenizer; this one loads no file
 
 
-def open_indexes(
+def chunking_settings(chunking: ChunkingConfig) -> dict[str, object]:
+    """The chunker settings a store records for documents chunked this way, less the tokenizer (the
+    embedder's, not a setting of the config): the overlap a default resolves to is spelled out."""
+    chunker = make_chunker(
+        chunking.chunker, size=chunking.size, overlap=chunking.overlap, tokenizer=_NAMELESS
+    )
+    return {k: v for k, v in chunker.settings().items() if k != "tokenizer"}
+
+
+def store_chunking(store: Store) -> ChunkingConfig:
+    """The chunking every document of ``store`` was chunked with; an error if none or several."""
+    kinds = {json.dumps(_settings(r.chunker), sort_keys=True) for r in store.records()}
+    if not kinds:
+        raise StoreError(
+            "holds no documents", path=str(store.directory), fix="Run `clear-rag ingest PATH` first"
+        )
+    if len(kinds) > 1:
+        raise StoreError(
+            f"holds documents chunked {len(kinds)} ways ({'; '.join(sorted(kinds))})",
+            path=str(store.directory),
+            fix="Re-ingest with one chunking (clear-rag ingest PATH --chunker ... --size ...)",
+        )
+    settings = json.loads(kinds.pop())
+    chunking = ChunkingConfig(chunker=settings["chunker"], size=settings.get("size", 256))
+    # the chunker's default overlap reads back as "default", so the config hashes as it was written
+    if chunking_settings(chunking) != settings:
+        chunking = chunking.replace(overlap=settings.get("overlap"))
+    return chunking
+
+
+def check_chunking(store: Store, config: PipelineConfig) -> None:
+    """A config that names a chunking the store was not built with is an error, not a silent mismatch."""
+    built = store_chunking(store)
+    if chunking_settings(built) != chunking_settings(config.chunking):
+        have = built.model_dump(exclude_none=True)
+        want = config.chunking.model_dump(exclude_none=True)
+        raise ConfigError(
+            f"asks for chunking {want}, but the store was chunked {have}",
+            path=str(store.directory),
+            field="chunking",
+            fix="Use a store ingested with that chunking (clear-rag ingest PATH --chunker ... --size ... "
+            "--store DIR), or leave chunking out of the config to use the store's",
+        )
+
+
+def _settings(key: str) -> dict[str, object]:
+    return {k: v for k, v in json.loads(key).items() if k != "tokenizer"}
+
+
+def sync_indexes(
     store: Store,
-    config: PipelineConfig,
+    configs: Iterable[PipelineConfig],
     embedder: Embedder | None,
     *,
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[BM25Index | None, VectorIndex | None, list[SyncReport]]:
-    """The indexes ``config`` uses, each brought up to date: only changed documents are re-indexed."""
-    keyword = vectors = None
-    reports = []
-    if "keyword" in config.retrievers:
-        keyword, report = keyword_index(
-            store, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf
-        )
-        reports.append(report)
-    if "vector" in config.retrievers and embedder is not None:
-        vectors, report = vector_index(store, embedder, progress=progress)
-        reports.append(report)
-    return keyword, vectors, reports
+    progress: Progress | None = None,
+) -> list[SyncReport]:
+    """Bring every index that ``configs`` search up to date with the store: one BM25 index per
+    analyzer they use, and the vectors of ``embedder`` when any of them searches vectors."""
+    wanted = list(configs)
+    stems = sorted({c.stem for c in wanted if "keyword" in c.retrievers})
+    reports = [keyword_index(store, stem=stem)[1] for stem in stems]
+    if embedder is not None and any("vector" in c.retrievers for c in wanted):
+        reports.append(vector_index(store, embedder, progress=progress)[1])
+    return reports
 
 
 def open_pipeline(
@@ -43,11 +100,30 @@ def open_pipeline(
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
     tokenizer: TokenCounter | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[Pipeline, list[SyncReport]]:
-    keyword, vectors, reports = open_indexes(store, config, embedder, progress=progress)
+) -> Pipeline:
+    """A pipeline for ``config`` over ``store``: the chunking checked, the indexes loaded (never built).
+
+    The reranker is the one ``config.reranker`` names unless one is given (tests give the fake).
+    """
+    check_chunking(store, config)
+    keyword = vectors = None
+    if "keyword" in config.retrievers:
+        keyword = load_keyword(store, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
+    if "vector" in config.retrievers:
+        if embedder is None:
+            raise ConfigError(
+                "searches vectors, which needs an embedder",
+                field="retrievers",
+                value=list(config.retrievers),
+                fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
+            )
+        vectors = load_vectors(store, embedder)
+    if config.rerank and reranker is None:
+        from clear_rag.providers.select import make_reranker
+
+        reranker = make_reranker(config.reranker)
     table = {cid: ChunkRef(doc, start, end) for cid, doc, start, end in store.chunk_spans()}
-    pipeline = Pipeline(
+    return Pipeline(
         config,
         table=table,
         doc_text=store.document_text,
@@ -57,4 +133,3 @@ def open_pipeline(
         embedder=embedder,
         reranker=reranker,
     )
-    return pipeline, reports

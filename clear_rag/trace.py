@@ -7,11 +7,11 @@ be read back and printed (``clear-rag replay``) without any model.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from clear_rag.types import Candidate, Citation, Contribution, StageResult, Trace
+from clear_rag.types import Candidate, Citation, Contribution, Message, StageResult, Trace
 
 
 def to_dict(trace: Trace) -> dict[str, Any]:
@@ -23,15 +23,7 @@ def to_json(trace: Trace) -> str:
 
 
 def from_dict(data: Mapping[str, Any]) -> Trace:
-    stages = tuple(
-        StageResult(
-            name=stage["name"],
-            candidates=tuple(_candidate(c) for c in stage["candidates"]),
-            elapsed_ms=stage["elapsed_ms"],
-            detail=stage.get("detail", {}),
-        )
-        for stage in data["stages"]
-    )
+    stages = tuple(stage_from_dict(stage) for stage in data["stages"])
     return Trace(
         id=data["id"],
         query=data["query"],
@@ -44,6 +36,7 @@ def from_dict(data: Mapping[str, Any]) -> Trace:
         models=data.get("models", {}),
         created_at=data.get("created_at", ""),
         steps=data.get("steps", {}),
+        messages=tuple(Message(m["role"], m["content"]) for m in data.get("messages", ())),
     )
 
 
@@ -51,9 +44,31 @@ def from_json(text: str) -> Trace:
     return from_dict(json.loads(text))
 
 
+def _contribution(data: Mapping[str, Any]) -> Contribution:
+    parts = {name: _contribution(part) for name, part in data.get("parts", {}).items()}
+    return Contribution(data["rank"], data["score"], data["contribution"], parts)
+
+
 def _candidate(data: Mapping[str, Any]) -> Candidate:
-    sources = {name: Contribution(**c) for name, c in data.get("sources", {}).items()}
+    sources = {name: _contribution(c) for name, c in data.get("sources", {}).items()}
     return Candidate(data["chunk_id"], data["doc_id"], data["start"], data["end"], data["score"], sources)
+
+
+def first_stages(trace: Trace) -> list[StageResult]:
+    """The searches that started a ranking (each retriever under each phrasing): stages with no input."""
+    return [s for s in trace.stages if "input" not in s.detail and "inputs" not in s.detail]
+
+
+def found_by(trace: Trace, chunk_id: str) -> dict[str, int]:
+    """Which searches returned ``chunk_id``, and at what rank: what the inspector shows for a candidate
+    at any later stage, since fusion and rerank record only their own inputs."""
+    found = {}
+    for stage in first_stages(trace):
+        for rank, cand in enumerate(stage.candidates, start=1):
+            if cand.chunk_id == chunk_id:
+                found[stage.name] = rank
+                break
+    return found
 
 
 def without_timings(trace: Trace) -> dict[str, Any]:
@@ -66,38 +81,70 @@ def without_timings(trace: Trace) -> dict[str, Any]:
     return data
 
 
-def render(trace: Trace, *, top: int = 5, texts: Mapping[str, str] | None = None) -> str:
-    """Each stage's top candidates and how their ranks moved from the stage before.
+class StageRenderer:
+    """Renders stages one at a time, as they arrive: each stage's top candidates, where each came
+    from, and how its rank moved since the stage's input (which always arrives before it).
 
-    ``texts`` maps chunk ids to their text for a short preview (a replay without the store has none).
+    ``text`` gives a candidate's text for a short preview (a replay without the store has none).
     """
-    lines = [f"trace {trace.id}  {trace.created_at}", f"query: {trace.query}"]
-    rewrite = trace.steps.get("rewrite")
-    if isinstance(rewrite, dict) and rewrite.get("proposed"):
-        verdict = "searched as" if rewrite.get("accepted") else "rewrite refused"
-        lines.append(f"  {verdict}: {rewrite['proposed']}  ({rewrite.get('reason', '')})")
-    if len(trace.phrasings) > 1:
-        lines += [f"  also searched as: {p}" for p in trace.phrasings[1:]]
-    ranks: dict[str, dict[str, int]] = {}
-    for stage in trace.stages:
-        before = ranks.get(str(stage.detail.get("input", "")))
-        lines.append(
-            f"\n[{stage.name}] {len(stage.candidates)} candidates in {stage.elapsed_ms:.1f} ms"
+
+    def __init__(self, *, top: int = 5, text: Callable[[Candidate], str] | None = None) -> None:
+        self.top = top
+        self._text = text
+        self._ranks: dict[str, dict[str, int]] = {}
+
+    def __call__(self, stage: StageResult) -> str:
+        before = self._ranks.get(str(stage.detail.get("input", "")))
+        lines = [
+            f"[{stage.name}] {len(stage.candidates)} candidates in {stage.elapsed_ms:.1f} ms"
             + _detail(stage.detail)
-        )
-        for rank, cand in enumerate(stage.candidates[:top], start=1):
+        ]
+        for rank, cand in enumerate(stage.candidates[: self.top], start=1):
             moved = _move(rank, before.get(cand.chunk_id)) if before is not None else ""
             lines.append(f"  {rank:>3}. {moved:<5} {cand.score:9.4f}  {cand.chunk_id}")
             sources = _sources(cand, stage.name)
-            preview = _preview(texts.get(cand.chunk_id, "")) if texts else ""
+            preview = _preview(self._text(cand)) if self._text is not None else ""
             if sources:
                 lines.append(f"{'':12}{sources}")
             if preview:
                 lines.append(f"{'':12}{preview}")
-        ranks[stage.name] = {c.chunk_id: rank for rank, c in enumerate(stage.candidates, start=1)}
+        self._ranks[stage.name] = {c.chunk_id: rank for rank, c in enumerate(stage.candidates, start=1)}
+        return "\n".join(lines)
+
+
+def render(trace: Trace, *, top: int = 5, text: Callable[[Candidate], str] | None = None) -> str:
+    """The whole trace: the question and what it became, every stage, the answer."""
+    lines = [f"trace {trace.id}  {trace.created_at}", f"query: {trace.query}"]
+    lines += render_query(trace.steps, trace.phrasings)
+    stage = StageRenderer(top=top, text=text)
+    lines += ["\n" + stage(s) for s in trace.stages]
     if trace.answer:
         lines += ["", "answer:", trace.answer]
     return "\n".join(lines)
+
+
+def stage_from_dict(data: Mapping[str, Any]) -> StageResult:
+    return StageResult(
+        name=data["name"],
+        candidates=tuple(_candidate(c) for c in data["candidates"]),
+        elapsed_ms=data["elapsed_ms"],
+        detail=data.get("detail", {}),
+    )
+
+
+def render_query(steps: Mapping[str, Any], phrasings: Sequence[str]) -> list[str]:
+    """What the question became before retrieval: the standalone rewrite (or why it was refused), the
+    other phrasings searched, a HyDE passage. Shared by ``ask --stages`` and ``replay``."""
+    lines = []
+    rewrite = steps.get("rewrite")
+    if isinstance(rewrite, Mapping) and rewrite.get("proposed"):
+        verdict = "searched as" if rewrite.get("accepted") else "rewrite refused"
+        lines.append(f"  {verdict}: {rewrite['proposed']}  ({rewrite.get('reason', '')})")
+    lines += [f"  also searched as: {p}" for p in phrasings[1:]]
+    hypothetical = steps.get("hyde")
+    if isinstance(hypothetical, str) and hypothetical:
+        lines.append(f"  also searched with a hypothetical answer: {_preview(hypothetical, 120)}")
+    return lines
 
 
 def render_citations(trace: Trace, document_text: Callable[[str], str], *, width: int = 160) -> str:
@@ -128,15 +175,28 @@ def _move(rank: int, before: int | None) -> str:
     return f"{'↑' if before > rank else '↓'}{abs(before - rank)}"
 
 
+_LONG = ("query", "hypothetical", "retriever")  # said elsewhere: under the query, or by the stage's name
+
+
 def _detail(detail: Mapping[str, Any]) -> str:
-    shown = {k: v for k, v in detail.items() if isinstance(v, (int, float, str)) and not k.endswith("_ms")}
+    shown = {
+        k: v
+        for k, v in detail.items()
+        if isinstance(v, (int, float, str)) and not k.endswith("_ms") and k not in _LONG
+    }
     return ("  (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")") if shown else ""
 
 
 def _sources(cand: Candidate, stage: str) -> str:
-    """Where a candidate came from, unless that is only the stage itself (a first-stage retriever)."""
-    parts = [f"{name} #{c.rank} ({c.score:.3f})" for name, c in sorted(cand.sources.items()) if name != stage]
+    """Where a candidate came from, unless that is only the stage itself (a first-stage search);
+    a fused source shows its own parts (the phrasings) in brackets."""
+    parts = [_source(name, c) for name, c in sorted(cand.sources.items()) if name != stage]
     return "from " + ", ".join(parts) if parts else ""
+
+
+def _source(name: str, c: Contribution) -> str:
+    inner = ", ".join(f"{part} #{p.rank}" for part, p in sorted(c.parts.items()))
+    return f"{name} #{c.rank} ({c.score:.3f})" + (f" [{inner}]" if inner else "")
 
 
 def _preview(text: str, width: int = 90) -> str:

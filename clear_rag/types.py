@@ -99,12 +99,17 @@ class Contribution:
     """What one source (a retriever, or a retriever under one phrasing) said about a candidate.
 
     ``rank`` is 1-based in that source's own list, ``score`` is the source's own score, and
-    ``contribution`` is what it added to the stage's score (``1 / (k + rank)`` under RRF).
+    ``contribution`` is what it added to the stage's score (``1 / (k + rank)`` under RRF; 0.0 where
+    the stage's score does not build on it, as a reranker's logit does not on the fused score).
+    ``parts`` holds the source's own sources when it was itself a fusion: under two-level fusion,
+    the ``keyword`` contribution holds one part per phrasing searched (``keyword·q0``, ...), each
+    with its rank, BM25 score and RRF term, so the first-level terms stay visible.
     """
 
     rank: int
     score: float
     contribution: float
+    parts: Mapping[str, Contribution] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +135,22 @@ class StageResult:
     candidates: tuple[Candidate, ...]
     elapsed_ms: float
     detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+Role = Literal["system", "user", "assistant"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation as a chat model receives it."""
+
+    role: Role
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"Message.role={self.role!r} is unknown; use one of {ROLES}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +180,5 @@ class Trace:
     # what happened to the question before retrieval: the standalone rewrite and whether it was
     # accepted, the phrasings the model proposed and those dropped, a HyDE passage
     steps: Mapping[str, Any] = field(default_factory=dict)
+    # the exact messages the answer prompt holds, built from ``context`` (sent only when generating)
+    messages: tuple[Message, ...] = ()

@@ -72,13 +72,77 @@ def test_ask_prints_stages_and_replay_prints_them_again(tmp_path: Path, corpus: 
     assert asked.exit_code == 0, asked.output
     for stage in ("[keyword]", "[vector]", "[fusion]", "[context]"):
         assert stage in asked.output
+    assert "from keyword #" not in asked.output.split("[vector]")[0]  # a first stage names no source
     trace_id = asked.output.rsplit("trace ", 1)[1].split()[0]
     listed = runner.invoke(app, ["replay", "--list", *store])
     assert trace_id in listed.output
     replayed = runner.invoke(app, ["replay", trace_id, *store])
     assert replayed.exit_code == 0, replayed.output
-    body = asked.output.rsplit("\ntrace ", 1)[0]
-    assert replayed.output.strip() == body.strip()
+
+    def blocks(text: str) -> list[str]:
+        return sorted(block.strip() for block in text.split("\n\n") if block.strip().startswith("["))
+
+    # the same stage blocks; ask printed them as they finished, replay prints them in stage order
+    asked_stages = asked.output[: asked.output.index("\ncontext: ")]
+    assert blocks(replayed.output) == blocks(asked_stages) and len(blocks(asked_stages)) == 4
+
+
+def test_ask_with_a_reranker_prints_a_rerank_stage(tmp_path: Path, corpus: Path) -> None:
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    assert runner.invoke(app, ["ingest", str(corpus), *store]).exit_code == 0
+    asked = runner.invoke(app, ["ask", "tyre pressure", "--no-generate", "--reranker", "lexical", *store])
+    assert asked.exit_code == 0, asked.output
+    rerank = asked.output[asked.output.index("[rerank]") :]
+    assert "(input=fusion, shortlist=50, model=lexical-reranker@overlap-1, display=sigmoid)" in rerank
+    assert "from fusion #" in rerank  # each candidate's input rank
+    missing = runner.invoke(
+        app, ["ask", "tyre pressure", "--no-generate", "--reranker", "ms-marco-minilm-l6", *store]
+    )
+    assert missing.exit_code == 4 and "clear-rag models pull ms-marco-minilm-l6" in missing.output
+
+
+def test_ask_no_generate_still_expands_and_shows_what_was_searched(tmp_path: Path, corpus: Path) -> None:
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    assert runner.invoke(app, ["ingest", str(corpus), *store]).exit_code == 0
+    config = tmp_path / "expand.toml"
+    config.write_text("expand = 2\nhyde = true\n", encoding="utf-8")
+    asked = runner.invoke(
+        app,
+        [
+            "ask",
+            "when do disc brake pads wear",
+            "--no-generate",
+            "--config",
+            str(config),
+            "--chat",
+            "echo",
+            *store,
+        ],
+    )
+    assert asked.exit_code == 0, asked.output
+    assert "also searched as: do disc brake pads wear" in asked.output
+    assert "also searched with a hypothetical answer" in asked.output
+    assert "[keyword·q1]" in asked.output and "[vector·hyde]" in asked.output
+    # replay shows a fused candidate's phrasings, and no per-phrasing search repeats a source
+    trace_id = asked.output.rsplit("trace ", 1)[1].split()[0]
+    replayed = runner.invoke(app, ["replay", trace_id, *store[:2]]).output
+    first = replayed[replayed.index("[keyword·q0]") : replayed.index("[keyword·q1]")]
+    assert "from " not in first
+    assert "[keyword·q0 #" in replayed[replayed.index("[fusion]") :]
+
+
+def test_ask_uses_the_stores_chunking_and_refuses_another(tmp_path: Path, corpus: Path) -> None:
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    assert (
+        runner.invoke(app, ["ingest", str(corpus), "--chunker", "fixed", "--size", "16", *store]).exit_code
+        == 0
+    )
+    asked = runner.invoke(app, ["ask", "chain", "--no-generate", *store])
+    assert asked.exit_code == 0, asked.output
+    config = tmp_path / "c.toml"
+    config.write_text("[chunking]\nsize = 512\n", encoding="utf-8")
+    refused = runner.invoke(app, ["ask", "chain", "--no-generate", "--config", str(config), *store])
+    assert refused.exit_code == 2 and "but the store was chunked" in refused.output
 
 
 def test_ask_streams_an_answer_from_ollama_and_lists_the_cited_spans(

@@ -64,3 +64,24 @@ def test_the_checker_sees_imports() -> None:
     assert len(core) >= 8
     assert "numpy" in set().union(*(_imports(p) for p in core))
     assert "onnxruntime" in _imports(PACKAGE / "providers" / "onnx.py")
+
+
+def test_nothing_reaches_into_dagster_private_modules() -> None:
+    """``dagster._core`` moves between releases without notice: assets/ and the library use only what
+    ``dagster`` re-exports. A mention anywhere counts (an import, a string, a comment), as with grep."""
+    root = PACKAGE.parent
+    files = [
+        p
+        for top in (root / "assets", PACKAGE)
+        for p in sorted(top.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
+    assert any(p.name == "run.py" for p in files)  # the automation loop, which used to import two
+    assert [str(p.relative_to(root)) for p in files if b"dagster._core" in p.read_bytes()] == []
+
+
+def test_the_reproduction_check_imports_no_heavy_library() -> None:
+    """``results/reproduce.py`` reads JSON for ``assets.run``: no duckdb (``results/queries.py`` only)."""
+    reproduce = PACKAGE / "results" / "reproduce.py"
+    assert "json" in _imports(reproduce)
+    assert {n for n in _imports(reproduce) if n.split(".")[0] in HEAVY} == set()

@@ -37,7 +37,7 @@ def test_json_round_trip_is_exact() -> None:
 
 
 def test_render_shows_sources_and_rank_moves() -> None:
-    text = render(TRACE, texts={"a#0": "alpha text"})
+    text = render(TRACE, text=lambda c: {"a#0": "alpha text"}.get(c.chunk_id, ""))
     assert "[fusion] 3 candidates" in text
     assert "from keyword #2 (1.000), vector #1 (0.900)" in text
     rerank = text[text.index("[rerank]") :].splitlines()

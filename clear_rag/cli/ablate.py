@@ -1,32 +1,59 @@
-"""``clear-rag ablate SUITE``: run every row of a suite, print the table, write results/<suite>.json."""
+"""``clear-rag ablate SUITE``: run every row of a suite, print the table, write results/<suite>.json.
+
+``clear-rag beir PATH`` is the same runner over a BEIR folder without a suite file: one row, the
+config from ``--config`` and ``--set``, merged into ``results/beir-<dataset>.json``.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterable
+import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from clear_rag.cli.app import EmbedderOption, app, fail
-from clear_rag.errors import ClearRagError
-from clear_rag.eval.golden import Question
-from clear_rag.providers.select import DEFAULT_EMBEDDER
+from clear_rag.cli.app import (
+    DEFAULT_STORE,
+    EmbedderOption,
+    RerankerOption,
+    StoreOption,
+    app,
+    close_provider,
+    fail,
+)
+from clear_rag.config import PipelineConfig
+from clear_rag.errors import ClearRagError, ConfigError, InputError
+from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 
 BASELINE_FAKE = Path("results") / "baseline-fake.json"
+
+ResultsDirOption = Annotated[Path, typer.Option("--results-dir", help="Where result files go.")]
+SaveOption = Annotated[bool, typer.Option("--save-results", help="Write the result file (atomically).")]
+SuiteChatOption = Annotated[
+    str,
+    typer.Option(
+        "--chat",
+        envvar="CLEAR_RAG_CHAT",
+        help="Chat model of the rows that expand the query or use HyDE; their generations come from "
+        "results/generations/SUITE.json where cached, so the model runs only for new ones.",
+    ),
+]
 
 
 @app.command("ablate")
 def ablate_command(
     suite: Annotated[str, typer.Argument(help="A suite name (golden/suites/NAME.yaml) or a suite file.")],
+    store: StoreOption = Path(DEFAULT_STORE),
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
-    chat: Annotated[
-        str | None,
-        typer.Option("--chat", help="Chat model for rows that expand the query or use HyDE (e.g. smollm2)."),
+    chat: SuiteChatOption = DEFAULT_CHAT,
+    reranker: RerankerOption = None,
+    golden: Annotated[
+        Path | None,
+        typer.Option(
+            "--golden", help="Evaluate this golden file's questions against the suite's rows instead."
+        ),
     ] = None,
-    save_results: Annotated[bool, typer.Option("--save-results", help="Write results/<suite>.json.")] = False,
+    save_results: SaveOption = False,
     bless: Annotated[
         bool,
         typer.Option(
@@ -36,42 +63,101 @@ def ablate_command(
     replay: Annotated[
         bool, typer.Option("--replay", help="Recompute the saved results from stored traces, without models.")
     ] = False,
-    results_dir: Annotated[Path, typer.Option(help="Where result files go.")] = Path("results"),
+    regenerate: Annotated[
+        bool,
+        typer.Option(
+            "--regenerate",
+            help="Ask the chat model again instead of the cached generations; report how many changed "
+            "and how far each metric moved.",
+        ),
+    ] = False,
+    results_dir: ResultsDirOption = Path("results"),
 ) -> None:
-    """Run an ablation suite: every row over the same golden questions, with paired comparisons."""
-    from clear_rag.eval import ablate
+    """Run an ablation suite: every row over the same golden questions, with paired comparisons.
+
+    The suite's stores live under the store directory (--store, $CLEAR_RAG_STORE), in ablate/.
+    """
+    from clear_rag.eval import runner
     from clear_rag.eval.suite import load_suite
-    from clear_rag.providers.select import make_chat, make_embedder
+    from clear_rag.results import reproduce
+    from clear_rag.results.files import read_result, write_result
 
     try:
         loaded = load_suite(suite)
+        if golden is not None:
+            loaded = loaded.with_golden(golden)
+        if reranker is not None:
+            loaded = runner.with_reranker(loaded, reranker)
         target = results_dir / f"{loaded.name}.json"
         if replay:
-            _replay(ablate, loaded, target)
+            _replay(loaded, target, runner.stores_root(store))
             return
         if bless and embedder != "hash":
-            typer.echo("error: --bless records the fake-provider baseline; pass --embedder hash", err=True)
-            raise typer.Exit(2)
-        uses_vectors = any("vector" in row.config.retrievers for row in loaded.rows)
-        model = make_embedder(embedder) if uses_vectors else None
-        chat_model = make_chat(chat) if chat is not None else None
-        result = ablate.run_suite(loaded, embedder=model, progress=_progress, chat=chat_model)
+            raise ConfigError(
+                "records the fake-provider baseline", field="--bless", fix="Pass --embedder hash with it"
+            )
+        before = read_result(target) if regenerate and target.exists() else None
+        result, summary = _run(
+            loaded, store=store, embedder=embedder, chat=chat, results_dir=results_dir, regenerate=regenerate
+        )
     except ClearRagError as err:
         raise fail(err) from None
     typer.echo(table(result))
+    if summary:
+        typer.echo(summary)
     for path, wanted in ((target, save_results), (BASELINE_FAKE, bless)):
         if wanted:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_result(path, result)
             typer.echo(f"written to {path}")
+    if before is not None:
+        moved = reproduce.compare(result, before, target)
+        if moved is not None:
+            typer.echo(reproduce.format(moved, every_metric=True))
 
 
-def _replay(ablate: Any, suite: Any, target: Path) -> None:
+def _run(
+    suite: Any, *, store: Path, embedder: str, chat: str, results_dir: Path, regenerate: bool
+) -> tuple[dict[str, Any], str]:
+    """Run the suite with its models; the result document and what the generation cache did."""
+    from clear_rag.eval import runner
+    from clear_rag.providers.select import make_chat, make_embedder
+
+    uses_vectors = any("vector" in row.config.retrievers for row in suite.rows)
+    model = make_embedder(embedder) if uses_vectors else None
+    chat_model = None
+    if any(row.config.needs_chat() for row in suite.rows):
+        chat_model = runner.cached_chat(make_chat(chat), suite, results_dir, regenerate=regenerate)
+    try:
+        result = runner.run_suite(
+            suite, embedder=model, chat=chat_model, root=runner.stores_root(store), show_progress=True
+        )
+    finally:
+        if chat_model is not None:
+            chat_model.cache.save()
+            close_provider(chat_model)
+    return result, (f"generations: {chat_model.summary()} ({chat_model.cache.path})" if chat_model else "")
+
+
+def _replay(suite: Any, target: Path, root: Path) -> None:
+    from clear_rag.eval import runner
+    from clear_rag.results.files import read_result
+
     if not target.exists():
-        typer.echo(f"error: {target} does not exist; run with --save-results first", err=True)
-        raise typer.Exit(2)
-    result = json.loads(target.read_text(encoding="utf-8"))
-    replayed = ablate.replay(result, suite)
+        raise InputError(
+            "does not exist, so there is nothing to replay",
+            path=str(target),
+            fix=f"Run `clear-rag ablate {suite.name} --save-results` first",
+        )
+    result = read_result(target)
+    missing = runner.missing_stores(result, suite, root)
+    if missing:
+        raise InputError(
+            f"was measured in stores this machine does not have ({', '.join(missing)}): nothing has been "
+            "run here yet",
+            path=str(target),
+            fix=f"Run `clear-rag ablate {suite.name}` (or `make run`) first, then replay",
+        )
+    replayed = runner.replay(result, suite, root)
     differ = [
         (row["name"], q["id"])
         for row in result["rows"]
@@ -86,14 +172,16 @@ def _replay(ablate: Any, suite: Any, target: Path) -> None:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The suite as a text table: metrics per row, and the nDCG@10 change against the baseline."""
+    """The suite as a text table: metrics per row, and the headline change against the baseline."""
     names = result["metric_names"]
-    width = max(len(r["name"]) for r in result["rows"])
-    head = f"{'row':<{width}}  " + "  ".join(f"{n:>9}" for n in names) + "  vs baseline ndcg@10 [95% CI] p"
+    main = result.get("headline") or names[0]
+    rows = result["rows"]
+    width = max([len(r["name"]) for r in rows] + [3])
+    head = f"{'row':<{width}}  " + "  ".join(f"{n:>9}" for n in names) + f"  vs baseline {main} [95% CI] p"
     lines = [f"suite {result['suite']}: {result['golden']['questions']} questions", head]
-    for row in result["rows"]:
-        cells = "  ".join(f"{row['metrics'][n]:>9.4f}" for n in names)
-        versus = row["comparisons"].get("baseline", {}).get("ndcg@10")
+    for row in rows:
+        cells = "  ".join(f"{row['metrics'][n]:>9.4f}" if n in row["metrics"] else f"{'':>9}" for n in names)
+        versus = row.get("comparisons", {}).get("baseline", {}).get(main)
         note = (
             f"  {versus['difference']:+.4f} [{versus['ci_low']:+.3f}, {versus['ci_high']:+.3f}] "
             f"{_p(versus['p_sign'])} ({versus['up']} up, {versus['down']} down)"
@@ -101,6 +189,8 @@ def table(result: dict[str, Any]) -> str:
             else "  (baseline)"
         )
         lines.append(f"{row['name']:<{width}}  {cells}{note}")
+    for skipped in result.get("skipped", []):
+        lines.append(f"{skipped['name']:<{width}}  not run: {skipped['reason']}")
     return "\n".join(lines)
 
 
@@ -108,7 +198,96 @@ def _p(value: float) -> str:
     return "p<0.001" if value < 0.001 else f"p={value:.3f}"
 
 
-def _progress(questions: Iterable[Question], row: str) -> Iterable[Question]:
-    from tqdm import tqdm
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs, values read as TOML (``true``, ``60``, ``["keyword"]``) or else as text;
+    ``chunking.size=128`` sets a nested key."""
+    data: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError("is not key=value", field="--set", value=pair, fix="Write e.g. --set rrf_k=60")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        *parents, leaf = key.split(".")
+        target = data
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = value
+    return data
 
-    return tqdm(list(questions), desc=row[:40], unit="q", file=sys.stderr, leave=False)
+
+@app.command("beir")
+def beir_command(
+    path: Annotated[
+        Path, typer.Argument(help="A BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/).")
+    ],
+    config: Annotated[Path | None, typer.Option("--config", help="Pipeline settings file.")] = None,
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a setting: key=value (repeatable).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Row name in the results file.")] = None,
+    split: Annotated[str, typer.Option(help="Which qrels split to evaluate.")] = "test",
+    store: StoreOption = Path(DEFAULT_STORE),
+    embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    reranker: RerankerOption = None,
+    save_results: Annotated[
+        bool, typer.Option("--save-results", help="Merge the row into results/beir-<dataset>.json.")
+    ] = False,
+    results_dir: ResultsDirOption = Path("results"),
+) -> None:
+    """Evaluate one config on a BEIR dataset (nDCG@10, recall@100, MRR@10 over documents).
+
+    The same runner as `clear-rag ablate`, with a one-row suite made from the folder. Chunking
+    defaults to one chunk per document ("whole"), since BEIR judges whole documents.
+    """
+    from clear_rag.eval import beir, runner
+    from clear_rag.eval.suite import Row, Suite
+    from clear_rag.providers.select import make_embedder
+    from clear_rag.results.document import merge
+    from clear_rag.results.files import read_result, write_result
+
+    try:
+        base = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
+        data = base.to_dict()
+        if config is None or "chunking" not in base.model_fields_set:
+            data["chunking"]["chunker"] = "whole"
+        changes = parse_overrides(overrides or [])
+        data["chunking"].update(changes.pop("chunking", {}))
+        settings = PipelineConfig.from_mapping({**data, **changes}, source="--set")
+        if reranker is not None:
+            settings = settings.replace(rerank=True, reranker=reranker)
+        dataset = beir.load(path, split=split)
+        row_name = name or default_name(settings)
+        suite = Suite(
+            f"beir-{dataset.name.removeprefix('beir-')}",
+            path,
+            (Row(row_name, settings),),
+            row_name,
+            beir=path,
+            split=split,
+            spans=False,
+            metrics=("doc ndcg@10", "doc recall@100", "doc mrr@10"),
+        )
+        model = make_embedder(embedder) if "vector" in settings.retrievers else None
+        result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
+        target = results_dir / f"{suite.name}.json"
+        if save_results:
+            write_result(target, merge(read_result(target), result) if target.exists() else result)
+    except ClearRagError as err:
+        raise fail(err) from None
+    typer.echo(table(result))
+    if save_results:
+        typer.echo(f"row {row_name!r} written to {target}")
+
+
+def default_name(settings: PipelineConfig) -> str:
+    """E.g. ``bm25 (fts5 idf, porter)``, ``dense``, ``hybrid rrf (lucene idf, unstemmed)``."""
+    kinds = set(settings.retrievers)
+    name = {frozenset({"keyword"}): "bm25", frozenset({"vector"}): "dense"}.get(
+        frozenset(kinds), f"hybrid {'rrf' if settings.fusion == 'rrf' else 'min-max'}"
+    )
+    if "keyword" in kinds:
+        name += f" ({settings.idf} idf, {'porter' if settings.stem else 'unstemmed'})"
+    return name + (" + rerank" if settings.rerank else "")

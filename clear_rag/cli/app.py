@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clear_rag.errors import ClearRagError
-from clear_rag.providers.select import EMBEDDERS
+from clear_rag.errors import ClearRagError, StoreError
+from clear_rag.providers.select import CHATS, EMBEDDERS, RERANKERS
+from clear_rag.store.sqlite import DEFAULT_DIR, STORE_ENV
 
-DEFAULT_STORE = ".clear-rag"
-STORE_ENV = "CLEAR_RAG_STORE"
-PROGRESS_FROM = 8  # files; below this a progress bar is only noise
+if TYPE_CHECKING:
+    from clear_rag.store.sqlite import Store
+
+DEFAULT_STORE = DEFAULT_DIR
 LIST_UP_TO = 30  # files listed one per line; past this only the ones that need attention
 
 app = typer.Typer(
@@ -43,30 +44,47 @@ EmbedderOption = Annotated[
 ]
 
 
+ChatOption = Annotated[
+    str,
+    typer.Option(
+        "--chat",
+        envvar="CLEAR_RAG_CHAT",
+        help=f"Chat model: {', '.join(CHATS)} (smollm2 is the embedded GGUF; echo is the fake).",
+    ),
+]
+
+RerankerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reranker",
+        envvar="CLEAR_RAG_RERANKER",
+        help=f"Rerank the shortlist with this cross-encoder: {', '.join(RERANKERS)} (lexical is the fake). "
+        "Turns reranking on; in a suite, sets the reranker of the rows that rerank.",
+    ),
+]
+
+
 def fail(err: ClearRagError) -> typer.Exit:
     """Print a project error as one line and return the exit to raise."""
     typer.echo(f"error: {err}", err=True)
     return typer.Exit(err.exit_code)
 
 
-class ProgressBar:
-    """A progress bar that appears only once there is enough work to watch."""
+def open_existing(store: Path) -> Store:
+    """The store at ``store``, which must exist already (a question is never asked of nothing)."""
+    from clear_rag.store.sqlite import DB_NAME, Store
 
-    def __init__(self, desc: str, unit: str) -> None:
-        self._desc, self._unit = desc, unit
-        self._bar: Any = None
+    if not (store / DB_NAME).exists():
+        raise StoreError(
+            "holds no store",
+            path=str(store),
+            fix="Run `clear-rag ingest PATH` first, or pass --store / CLEAR_RAG_STORE",
+        )
+    return Store(store)
 
-    def update(self, done: int, total: int) -> None:
-        if self._bar is None and total >= 64:
-            from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=self._desc, unit=self._unit, file=sys.stderr, leave=False)
-        if self._bar is not None:
-            self._bar.update(done - self._bar.n)
-
-    def __enter__(self) -> ProgressBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
+def close_provider(provider: object) -> None:
+    """Close a provider that holds a connection (the HTTP ones do); others have nothing to close."""
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()

@@ -3,41 +3,47 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clear_rag.cli.app import DEFAULT_STORE, EmbedderOption, StoreOption, app, fail
+from clear_rag.cli.app import (
+    DEFAULT_STORE,
+    ChatOption,
+    EmbedderOption,
+    RerankerOption,
+    StoreOption,
+    app,
+    close_provider,
+    fail,
+    open_existing,
+)
 from clear_rag.config import PipelineConfig
-from clear_rag.errors import ClearRagError, StoreError
-from clear_rag.generate.answer import Answerer
+from clear_rag.errors import ClearRagError
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
-from clear_rag.trace import from_dict, render, render_citations
-from clear_rag.types import Trace
+from clear_rag.trace import StageRenderer, render, render_citations, render_query, stage_from_dict
+from clear_rag.types import Candidate, Trace
+
+if TYPE_CHECKING:
+    from clear_rag.generate.planner import Event
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
 
 
-def _open_existing(store: Path) -> Store:
-    if not (store / "clear-rag.db").exists():
-        raise StoreError(
-            "holds no store",
-            path=str(store),
-            fix="Run `clear-rag ingest PATH` first, or pass --store / CLEAR_RAG_STORE",
-        )
-    return Store(store)
+def run_config(store: Store, config: Path | None, reranker: str | None) -> PipelineConfig:
+    """The config of a question over ``store``: the file's settings (or the defaults), with the
+    store's own chunking where the file names none, and ``--reranker`` turning reranking on."""
+    from clear_rag.session import store_chunking
 
-
-ChatOption = Annotated[
-    str,
-    typer.Option(
-        "--chat",
-        envvar="CLEAR_RAG_CHAT",
-        help="Chat model: smollm2 (embedded GGUF), ollama:MODEL, or openai:MODEL (OpenAI-compatible server).",
-    ),
-]
+    settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
+    if "chunking" not in settings.model_fields_set:
+        settings = settings.replace(chunking=store_chunking(store))
+    if reranker is not None:
+        settings = settings.replace(rerank=True, reranker=reranker)
+    return settings
 
 
 @app.command("ask")
@@ -49,79 +55,78 @@ def ask_command(
     ] = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
+    reranker: RerankerOption = None,
     no_generate: Annotated[
-        bool, typer.Option("--no-generate", help="Stop after retrieval: print the stages, no answer.")
+        bool,
+        typer.Option(
+            "--no-generate", help="Stop after retrieval: print the stages and the context, no answer."
+        ),
     ] = False,
     stages: Annotated[bool, typer.Option("--stages", help="Also print the stages when answering.")] = False,
     top: TopOption = 5,
 ) -> None:
     """Answer a question from the store, streaming the answer, then list the cited spans.
 
-    With --no-generate, print each stage's top candidates and how their ranks moved instead. Either
-    way the trace is stored; `clear-rag replay ID` prints it again without any model.
+    With --stages (or --no-generate) each stage is printed the moment it finishes: its top
+    candidates, the search that found each, how their ranks moved. Either way the trace is stored;
+    `clear-rag replay ID` prints it again without any model.
     """
+    from clear_rag.generate.planner import Planner
     from clear_rag.providers.select import make_chat, make_embedder
     from clear_rag.session import open_pipeline
 
+    chat_model = None
     try:
-        settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
-        with _open_existing(store) as opened:
+        with open_existing(store) as opened:
+            settings = run_config(opened, config, reranker)
             model = make_embedder(embedder) if "vector" in settings.retrievers else None
-            pipeline, _ = open_pipeline(opened, settings, embedder=model)
-            if no_generate:
-                trace, _ = pipeline.retrieve(question)
-                opened.save_trace(trace, config_hash=settings.hash())
-            else:
+            pipeline = open_pipeline(opened, settings, embedder=model)
+            if not no_generate or settings.needs_chat():
                 chat_model = make_chat(chat)
-                try:
-                    answerer = Answerer(pipeline, chat_model, store=opened)
-                    trace = _answer(answerer, question, stages=stages, top=top)
-                finally:
-                    _close(chat_model)
-            texts = {
-                c.chunk_id: pipeline.chunk_text(c.chunk_id) for s in trace.stages for c in s.candidates[:top]
-            }
-            cited = render_citations(trace, opened.document_text)
+            printer = _Printer(question, pipeline.chunk_text, show_stages=stages or no_generate, top=top)
+            trace = Planner(pipeline, chat_model).run(question, generate=not no_generate, on_event=printer)
+            opened.save_trace(trace, config_hash=settings.hash())
+            cited = render_citations(trace, opened.document_text) if not no_generate else ""
     except ClearRagError as err:
         raise fail(err) from None
+    finally:
+        if chat_model is not None:
+            close_provider(chat_model)
     if no_generate:
-        typer.echo(render(trace, top=top, texts=texts))
+        typer.echo(
+            f"\ncontext: {len(trace.context)} characters, {trace.stages[-1].detail.get('tokens', 0)} tokens"
+        )
     else:
         typer.echo("\n" + cited)
     typer.echo(f"\ntrace {trace.id} stored; `clear-rag replay {trace.id}` prints it again without a model")
 
 
-def _close(provider: object) -> None:
-    """Close a provider that holds a connection (the HTTP ones do); others have nothing to close."""
-    close = getattr(provider, "close", None)
-    if callable(close):
-        close()
+class _Printer:
+    """Prints the planner's events as they come: the query steps and stages (when asked), the answer."""
 
+    def __init__(
+        self, question: str, chunk_text: Callable[[str], str], *, show_stages: bool, top: int
+    ) -> None:
+        self.question = question
+        self.show_stages = show_stages
+        self.stage = StageRenderer(top=top, text=lambda c: chunk_text(c.chunk_id))
+        self.answering = False
 
-def _answer(answerer: Answerer, question: str, *, stages: bool = False, top: int = 5) -> Trace:
-    """Print the stages (when asked) as the events bring them, then stream the answer; the trace."""
-    events = answerer.events(question)
-    seen: list[dict[str, object]] = []
-    while True:
-        try:
-            event = next(events)
-        except StopIteration as finished:
-            trace: Trace = finished.value
-            return trace
-        if event.kind == "query" and event.data["question"] != question:
-            typer.echo(f"(searched as: {event.data['question']})")
-        elif event.kind == "stage":
-            seen.append(event.data)
-        elif event.kind == "context" and stages:
-            so_far = from_dict({"id": "", "query": question, "stages": seen})
-            texts = {
-                c.chunk_id: answerer.pipeline.chunk_text(c.chunk_id)
-                for s in so_far.stages
-                for c in s.candidates[:top]
-            }
-            typer.echo("\n".join(render(so_far, top=top, texts=texts).splitlines()[1:]) + "\n\nanswer:")
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "query":
+            if data["searched"] != self.question:
+                typer.echo(f"(searched as: {data['searched']})")
+            if self.show_stages:
+                for line in render_query(data["steps"], [data["searched"], *data["phrasings"]]):
+                    typer.echo(line)
+        elif event.kind == "stage" and self.show_stages:
+            typer.echo("\n" + self.stage(stage_from_dict(data)))
         elif event.kind == "token":
-            sys.stdout.write(event.data["text"])
+            if not self.answering:
+                typer.echo("\nanswer:" if self.show_stages else "")
+                self.answering = True
+            sys.stdout.write(data["text"])
             sys.stdout.flush()
         elif event.kind == "citations":
             sys.stdout.write("\n")
@@ -138,22 +143,23 @@ def replay_command(
 ) -> None:
     """Print a stored trace: every stage, its candidates and rank moves. Needs no model."""
     try:
-        with _open_existing(store) as opened:
+        with open_existing(store) as opened:
             if list_ or trace_id is None:
                 for found, created, query in opened.traces():
                     typer.echo(f"{found}  {created}  {query}")
                 return
-            trace = opened.load_trace(trace_id)
-            texts = {}
-            for stage in trace.stages:
-                for cand in stage.candidates[:top]:
-                    try:
-                        texts[cand.chunk_id] = opened.document_text(cand.doc_id)[cand.start : cand.end]
-                    except KeyError:
-                        texts[cand.chunk_id] = "(document no longer in the store)"
+            trace: Trace = opened.load_trace(trace_id)
+
+            def text(cand: Candidate) -> str:
+                try:
+                    return opened.document_text(cand.doc_id)[cand.start : cand.end]
+                except KeyError:
+                    return "(document no longer in the store)"
+
+            shown = render(trace, top=top, text=text)
             cited = render_citations(trace, opened.document_text) if trace.answer else ""
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(render(trace, top=top, texts=texts))
+    typer.echo(shown)
     if cited:
         typer.echo("\n" + cited)

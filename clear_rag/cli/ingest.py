@@ -2,73 +2,95 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from clear_rag.cli.app import (
-    DEFAULT_STORE,
-    LIST_UP_TO,
-    PROGRESS_FROM,
-    EmbedderOption,
-    ProgressBar,
-    StoreOption,
-    app,
-    fail,
-)
+from clear_rag.cli.app import DEFAULT_STORE, LIST_UP_TO, EmbedderOption, StoreOption, app, fail
+from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError
 from clear_rag.ingest import IngestReport, ingest
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
+
+FILES_FOR_PROGRESS = 8  # below this a progress bar is only noise
 
 
 @app.command("ingest")
 def ingest_command(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest (folders recursively).")],
     store: StoreOption = Path(DEFAULT_STORE),
-    chunker: Annotated[str, typer.Option(help="Chunker: fixed or structural.")] = "structural",
-    size: Annotated[int, typer.Option(help="Chunk size in tokens of the embedder's tokenizer.")] = 256,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Pipeline settings (.toml or .yaml): their chunking, and the indexes they search "
+            "(the Porter BM25 index with stem = true, vectors when they search vectors).",
+        ),
+    ] = None,
+    chunker: Annotated[
+        str | None,
+        typer.Option(help="Chunker: structural (default), fixed or whole (one chunk per document)."),
+    ] = None,
+    size: Annotated[
+        int | None, typer.Option(help="Chunk size in tokens of the embedder's tokenizer (256).")
+    ] = None,
     overlap: Annotated[
         int | None, typer.Option(help="Overlap in tokens (default: about 12% of the size).")
     ] = None,
     prune: Annotated[bool, typer.Option("--prune", help="Drop documents whose files are gone.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
-    index: Annotated[bool, typer.Option(help="Update the keyword and vector indexes too.")] = True,
+    index: Annotated[bool, typer.Option(help="Bring the keyword and vector indexes up to date too.")] = True,
 ) -> None:
-    """Parse, chunk and store documents, then update the indexes for what changed.
+    """Parse, chunk and store documents, then bring the indexes up to date for what changed.
 
-    Unchanged files are skipped at the cost of a hash; only changed documents are re-indexed.
+    Unchanged files are skipped at the cost of a hash; only changed documents are re-indexed and
+    only their new chunks embedded. Questions never index: `clear-rag ask` loads what this leaves.
     """
     from clear_rag.chunk.factory import make_chunker
 
     try:
-        cutter = make_chunker(chunker, size=size, overlap=overlap)
+        settings = ingest_config(config, chunker=chunker, size=size, overlap=overlap)
+        chunking = settings.chunking
+        cutter = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
         with Store(store) as opened:
-            report = ingest(opened, paths, cutter, prune=prune, progress=_progress)
+            report = ingest(opened, paths, cutter, prune=prune, progress=_files)
             _print_report(report, store, verbose=verbose)
             if index:
-                _update_indexes(opened, embedder)
+                _update_indexes(opened, settings, embedder)
     except ClearRagError as err:
         raise fail(err) from None
-    except ValueError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
     if report.count("failed"):
         raise typer.Exit(1)
 
 
-def _update_indexes(store: Store, embedder_name: str) -> None:
-    from clear_rag.config import PipelineConfig
-    from clear_rag.providers.select import make_embedder
-    from clear_rag.session import open_indexes
+def ingest_config(
+    config: Path | None, *, chunker: str | None, size: int | None, overlap: int | None
+) -> PipelineConfig:
+    """The settings an ingest works to: the config file's (or the defaults), the flags overriding its
+    chunking, checked like any config (an unknown chunker or a bad size is named)."""
+    settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
+    flags = {"chunker": chunker, "size": size, "overlap": overlap}
+    given = {key: value for key, value in flags.items() if value is not None}
+    if given:
+        chunking = {**settings.chunking.model_dump(), **given}
+        settings = PipelineConfig.from_mapping(
+            {**settings.to_dict(), "chunking": chunking}, source="ingest flags"
+        )
+    return settings
 
-    embedder = make_embedder(embedder_name)
-    with ProgressBar("embed", "chunk") as bar:
-        _, _, reports = open_indexes(store, PipelineConfig(), embedder, progress=bar.update)
+
+def _update_indexes(store: Store, settings: PipelineConfig, embedder_name: str) -> None:
+    from clear_rag.progress import Progress
+    from clear_rag.providers.select import make_embedder
+    from clear_rag.session import sync_indexes
+
+    embedder = make_embedder(embedder_name) if "vector" in settings.retrievers else None
+    with Progress("embed", "chunk") as bar:
+        reports = sync_indexes(store, [settings], embedder, progress=bar.update)
     for r in reports:
         if r.documents_updated or r.documents_removed:
             typer.echo(
@@ -79,13 +101,10 @@ def _update_indexes(store: Store, embedder_name: str) -> None:
             typer.echo(f"index {r.index}: up to date")
 
 
-def _progress(files: Iterable[Path]) -> Iterable[Path]:
-    items = list(files)
-    if len(items) < PROGRESS_FROM:
-        return items
-    from tqdm import tqdm
+def _files(files: Iterable[Path]) -> Iterable[Path]:
+    from clear_rag.progress import tracked
 
-    return tqdm(items, desc="ingest", unit="file", file=sys.stderr, leave=False)
+    return tracked(files, "ingest", "file", min_total=FILES_FOR_PROGRESS)
 
 
 def _print_report(report: IngestReport, store: Path, *, verbose: bool) -> None:

@@ -24,7 +24,9 @@ def _pages(pages: list[Path] | None) -> list[Path]:
 @app.command("report")
 def report_command(pages: PagesArgument = None, results_dir: ResultsOption = Path("results")) -> None:
     """Re-render every marked results table in the pages from the result files."""
-    for page in _pages(pages):
+    given = _pages(pages)
+    changed = []
+    for page in given:
         text = page.read_text(encoding="utf-8")
         try:
             rendered = render_page(text, results_dir)
@@ -32,7 +34,18 @@ def report_command(pages: PagesArgument = None, results_dir: ResultsOption = Pat
             raise fail(err) from None
         if rendered != text:
             page.write_text(rendered, encoding="utf-8")
+            changed.append(page)
             typer.echo(f"rendered {page}")
+    # Its predecessor said nothing when every page already matched, which read like a silent failure.
+    if changed:
+        rest = len(given) - len(changed)
+        count = f"{len(changed)} page" if len(changed) == 1 else f"{len(changed)} pages"
+        matched = f" ({rest} already matched)" if rest else ""
+        typer.echo(f"report: rendered {count} from {results_dir}/{matched}")
+    else:
+        which = "README.md and site/*.md" if not pages else ", ".join(str(page) for page in given)
+        verb = "matches" if pages and len(given) == 1 else "match"
+        typer.echo(f"report: {which} already {verb} {results_dir}/")
 
 
 @app.command("check-report")

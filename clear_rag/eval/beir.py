@@ -1,36 +1,30 @@
-"""BEIR-format datasets (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): load, ingest, evaluate.
+"""BEIR-format datasets (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): load, read the corpus,
+and SciFact's rationale sentences as span labels.
 
-Relevance in BEIR is judged per document, so a run ranks documents: each chunk hit counts for its
-document at the document's best (first) rank. With the ``whole`` chunker a chunk is a document,
-which is how the published BM25 figures index title and text as one field.
+A BEIR dataset is evaluated as a suite like any other (``clear_rag.eval.runner``): its judged
+queries are the questions, its qrels judge documents (each chunk hit counts for its document at
+the document's best rank), and where a rationale file gives sentences, those are span labels too.
+With the ``whole`` chunker a chunk is a document, which is how the published BM25 figures index
+title and text as one field.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import statistics
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import InputError
-from clear_rag.eval.golden import GoldenSet, Label, Question
-from clear_rag.eval.metrics import first_occurrences, mrr_at_k, ndcg_at_k, recall_at_k
-from clear_rag.retrieve.pipeline import Pipeline
+from clear_rag.eval.golden import Label
 from clear_rag.types import Block, Document
 
 PARSER = "beir/jsonl@1"
 CORPUS = "corpus.jsonl"
-QRELS = "qrels/test.tsv"  # the split the suites evaluate
-METRICS: dict[str, tuple[Callable[[list[str], dict[str, float], int], float], int]] = {
-    "ndcg@10": (ndcg_at_k, 10),
-    "recall@100": (recall_at_k, 100),
-    "mrr@10": (mrr_at_k, 10),
-}
+QUERIES = "queries.jsonl"
+RATIONALES = "test_rationale_spans.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,41 +60,56 @@ def _jsonl(path: Path, *, key: str = "_id") -> Iterator[tuple[int, dict[str, Any
             yield number, row
 
 
+def qrels_path(folder: Path, split: str) -> Path:
+    return folder / "qrels" / f"{split}.tsv"
+
+
 def load(folder: str | Path, *, split: str = "test") -> BeirDataset:
     """The queries and judgements of one split; the corpus is read later, as it is ingested."""
     folder = Path(folder)
-    qrels_path = folder / "qrels" / f"{split}.tsv"
-    if not qrels_path.is_file():
+    lacking = [name for name in (CORPUS, QUERIES, "qrels") if not (folder / name).exists()]
+    if lacking:
         raise InputError(
-            "is missing", path=str(qrels_path), fix=f"Choose a split that has a qrels file (asked: {split!r})"
+            f"is not a BEIR dataset folder (it has no {', '.join(lacking)})",
+            path=str(folder),
+            fix="Point to a folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
+        )
+    qrels_file = qrels_path(folder, split)
+    if not qrels_file.is_file():
+        splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise InputError(
+            "is missing",
+            path=str(qrels_file),
+            fix=f"Choose a split that has a qrels file: {', '.join(splits) or 'none here'} "
+            f"(asked: {split!r})",
         )
     qrels: dict[str, dict[str, float]] = {}
-    with qrels_path.open(encoding="utf-8") as lines:
+    with qrels_file.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             parts = line.rstrip("\r\n").split("\t")
             if (number == 1 and parts[0] == "query-id") or not line.strip():
                 continue
             if len(parts) != 3:
                 raise _bad(
-                    qrels_path, number, f"has {len(parts)} fields", "Expected query-id, corpus-id, score"
+                    qrels_file, number, f"has {len(parts)} fields", "Expected query-id, corpus-id, score"
                 )
             try:
                 grade = float(parts[2])
             except ValueError:
                 raise _bad(
-                    qrels_path, number, f"score {parts[2]!r} is not a number", "Fix the score"
+                    qrels_file, number, f"score {parts[2]!r} is not a number", "Fix the score"
                 ) from None
             qrels.setdefault(parts[0], {})[parts[1]] = grade
     queries = {
         str(row["_id"]): str(row.get("text", ""))
-        for _, row in _jsonl(folder / "queries.jsonl")
+        for _, row in _jsonl(folder / QUERIES)
         if str(row["_id"]) in qrels
     }
     missing = sorted(set(qrels) - set(queries))
     if missing:
         raise InputError(
             f"judges {len(missing)} queries that queries.jsonl lacks (first: {missing[0]!r})",
-            path=str(qrels_path),
+            path=str(qrels_file),
             fix="Check that the qrels and queries files belong to the same dataset",
         )
     return BeirDataset(folder.resolve().name, folder, split, queries, qrels)
@@ -121,60 +130,6 @@ def documents(dataset: BeirDataset) -> Iterator[Document]:
         yield Document(doc_id, f"{dataset.corpus_path}#{doc_id}", digest, text, tuple(blocks))
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def evaluate(
-    pipeline: Pipeline,
-    dataset: BeirDataset,
-    *,
-    progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
-) -> dict[str, Any]:
-    """Run every judged query and score the ranking before context assembly, per query and overall."""
-    per_query: dict[str, dict[str, float]] = {}
-    seconds: list[float] = []
-    ids = sorted(dataset.queries)
-    for qid in progress(ids) if progress is not None else ids:
-        started = time.perf_counter()
-        trace, _ = pipeline.retrieve(dataset.queries[qid])
-        seconds.append(time.perf_counter() - started)
-        ranked_stage = [s for s in trace.stages if s.name != "context"][-1]
-        ranking = first_occurrences([c.doc_id for c in ranked_stage.candidates])
-        per_query[qid] = {
-            name: round(metric(ranking, dataset.qrels[qid], k), 6) for name, (metric, k) in METRICS.items()
-        }
-    means = {name: round(statistics.fmean(q[name] for q in per_query.values()), 4) for name in METRICS}
-    return {
-        "metrics": means,
-        "queries": len(per_query),
-        "seconds_per_query": {"median": round(statistics.median(seconds), 5) if seconds else 0.0},
-        "per_query": per_query,
-    }
-
-
-def save_row(path: Path, suite: str, row: dict[str, Any]) -> None:
-    """Add ``row`` to the suite's result file, replacing a row of the same name."""
-    data: dict[str, Any] = {"suite": suite, "rows": []}
-    if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-    names = [r["name"] for r in data["rows"]]
-    if row["name"] in names:  # replaced where it stood, so the table keeps its order
-        data["rows"][names.index(row["name"])] = row
-    else:
-        data["rows"].append(row)
-    data["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-RATIONALES = "test_rationale_spans.jsonl"
-
-
 def _body_shifts(dataset: BeirDataset) -> dict[str, int]:
     """Per document, how far its raw ``text`` field's offsets move in our canonical text."""
     shifts = {}
@@ -186,25 +141,35 @@ def _body_shifts(dataset: BeirDataset) -> dict[str, int]:
     return shifts
 
 
-def rationale_golden(dataset: BeirDataset, texts: dict[str, str]) -> GoldenSet:
-    """SciFact's rationale sentences as span labels, shifted into our canonical text.
+@dataclass(frozen=True, slots=True)
+class Rationale:
+    """One claim's rationale sentences as span labels, and its verdict (support or contradict)."""
+
+    verdict: str
+    labels: tuple[Label, ...]
+
+
+def rationales(dataset: BeirDataset, texts: dict[str, str]) -> dict[str, Rationale]:
+    """SciFact's rationale sentences as span labels, by query id, shifted into our canonical text.
 
     The file gives offsets into each document's ``text`` field; our canonical text puts the title
     and a blank line before it, so each span moves by that much. Every shifted span is checked
-    against the sentence it should hold. Questions are the claims, in the split's query order.
+    against the sentence it should hold.
     """
     path = dataset.folder / RATIONALES
     if not path.is_file():
         raise InputError(
-            "is missing", path=str(path), fix="Span labels need the rationale file beside qrels/"
+            "is missing",
+            path=str(path),
+            fix="Span labels need the rationale file beside qrels/ (or spans: false)",
         )
     shifts = _body_shifts(dataset)
-    labels: dict[str, list[Label]] = {}
-    claims: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, list[Label]]] = {}
     for number, row in _jsonl(path, key="query_id"):
         doc_id, qid = str(row["doc_id"]), str(row["query_id"])
         if doc_id not in texts:
             raise _bad(path, number, f"names document {doc_id!r}, not in the corpus", "Check the dataset")
+        _, labels = found.setdefault(qid, (str(row.get("label") or "claim").lower(), []))
         for span in row["spans"]:
             start = shifts[doc_id] + int(span["start"])
             end = start + int(span["end"]) - int(span["start"])
@@ -215,10 +180,5 @@ def rationale_golden(dataset: BeirDataset, texts: dict[str, str]) -> GoldenSet:
                     f"span [{span['start']}, {span['end']}) of {doc_id} is not its sentence",
                     "Check that the corpus and the rationale file are the same version",
                 )
-            labels.setdefault(qid, []).append(Label(doc_id, start, end, span["text"]))
-        claims[qid] = (str(row["claim"]), str(row.get("label") or "claim").lower())
-    questions = tuple(
-        Question(qid, claims[qid][0], claims[qid][1], "", tuple(labels[qid]))
-        for qid in sorted(labels, key=lambda q: (len(q), q))
-    )
-    return GoldenSet(f"{dataset.name}-rationales", questions, file_sha256(path))
+            labels.append(Label(doc_id, start, end, span["text"]))
+    return {qid: Rationale(verdict, tuple(labels)) for qid, (verdict, labels) in found.items()}

@@ -128,16 +128,45 @@ def resolve(
 
 
 def _nearest(needle: str, texts: list[NormalisedText], names: list[str]) -> str:
-    """Where the longest word prefix of the quote occurs, and the text that follows it there."""
+    """The longest run of the quote's words found in ``texts``: where, and where the two part ways.
+
+    The run may start anywhere in the quote (its predecessor only tried runs from the first word, so
+    a typo in word one hid a quote that was otherwise right). A window slides over the quote's words
+    and grows by one whenever its next, longer form occurs, so a quote of ``m`` words costs at most
+    ``m`` substring searches of the texts: any part of a run that occurs occurs too, which is why a
+    window never has to shrink.
+    """
     words = needle.split(" ")
-    for n in range(len(words) - 1, 1, -1):
-        prefix = " ".join(words[:n])
-        for name, text in zip(names, texts, strict=True):
-            at = text.text.find(prefix)
-            if at >= 0:
-                tail = text.text[at + len(prefix) : at + len(prefix) + 40]
-                return f"its first {n} words occur in {name}, followed by {tail!r}"
-    return "not even its first two words occur together"
+    if len(words) < 2:
+        return "it is a single word, so no part of it can be shown instead"
+    best = 0
+    found: tuple[int, str, int, int] | None = None  # first word, run, text index, offset
+    for last in range(len(words)):
+        first = last - best
+        run = " ".join(words[first : last + 1])
+        hit = next(((i, at) for i, text in enumerate(texts) if (at := text.text.find(run)) >= 0), None)
+        if hit is not None:
+            best, found = best + 1, (first, run, *hit)
+    if found is None or best < 2:
+        return "no two consecutive words of it occur there"
+    first, run, index, at = found
+    text, stop = texts[index].text, first + best
+    if first == 0:
+        which = f"its first {best} words"
+    elif stop == len(words):
+        which = f"its last {best} words"
+    else:
+        which = f"its words {first + 1} to {stop}"
+    which += f" ({run!r})" if len(run) <= 60 else f" ({run[:28]!r} ... {run[-28:]!r})"
+    parts = [f"{which} occur in {names[index]} at character {texts[index].span(at, at + len(run))[0]}"]
+    if first > 0:
+        said = " ".join(words[:first])[-40:] + " "
+        parts.append(f"preceded there by {text[max(0, at - 40) : at]!r} where the quote has {said!r}")
+    if stop < len(words):
+        said = " " + " ".join(words[stop:])
+        after = text[at + len(run) : at + len(run) + 40]
+        parts.append(f"followed there by {after!r} where the quote goes on {said[:40]!r}")
+    return ", ".join(parts)
 
 
 def load_golden(path: str | Path, texts: Mapping[str, str]) -> GoldenSet:

@@ -124,19 +124,30 @@ def span_mrr_at_k(ranking: Sequence[Span], labels: Sequence[Span], k: int) -> fl
     return 0.0 if rank is None else 1.0 / rank
 
 
-def span_ndcg_at_k(ranking: Sequence[Span], labels: Sequence[Span], k: int) -> float:
-    """nDCG@k with binary gains: an item gains 1 when it covers a label no earlier item covered.
+def relevant_chunks(chunks: Sequence[Span], labels: Sequence[Span]) -> list[Span]:
+    """The chunks of a chunking that cover at least one label: the relevant items of span nDCG."""
+    return [chunk for chunk in chunks if any(covers(chunk, label) for label in labels)]
 
-    Counting only newly covered labels keeps two chunks over the same answer from scoring twice;
-    the ideal ranking covers one new label per rank, so IDCG sums ``min(k, R)`` gains of 1 for
-    ``R`` labels. No labels: 0.0.
+
+def span_ndcg_at_k(
+    ranking: Sequence[Span], labels: Sequence[Span], k: int, *, chunks: Sequence[Span]
+) -> float:
+    """nDCG@k with binary relevance per chunk: a chunk is relevant when it covers a label.
+
+    DCG sums ``1 / log2(i + 1)`` over the relevant chunks at ranks i <= k; the ideal ranking puts
+    ``min(k, R)`` relevant chunks first, where R is the number of chunks *of this chunking*
+    (``chunks``: every chunk of the labelled documents, or more) that cover a label. A ranking as
+    good as the chunking allows therefore scores 1.0 at every chunk size: when one big chunk covers
+    two labels, R counts it once; when a label is split across two chunks that both hold half of
+    it, both are relevant. Binary per-chunk relevance is the seed's definition (Järvelin and
+    Kekäläinen's nDCG with gains of 1). The predecessor's version gained 1 per newly covered label
+    but assumed one label per rank in its ideal, so a perfect ranking whose chunk covered two labels
+    scored 0.613, and larger chunks were marked down. No relevant chunk (no labels, or no chunk
+    holding half of any label): 0.0.
     """
     _check(k)
-    if not labels:
+    relevant = relevant_chunks(chunks, labels)
+    if not relevant:
         return 0.0
-    seen: set[int] = set()
-    gains = []
-    for hit in covered_at(ranking[:k], labels):
-        gains.append(1.0 if hit - seen else 0.0)
-        seen |= hit
-    return dcg(gains) / dcg([1.0] * min(k, len(labels)))
+    gains = [1.0 if any(covers(item, label) for label in labels) else 0.0 for item in ranking[:k]]
+    return dcg(gains) / dcg([1.0] * min(k, len(relevant)))

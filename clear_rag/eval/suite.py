@@ -3,19 +3,24 @@
 ```yaml
 name: tech
 corpus: corpora/tech          # or  beir: ../shared/data/beir-scifact
-golden: golden/tech.yaml
+golden: golden/tech.yaml      # quotes resolved to spans; a BEIR suite's labels are its qrels (and spans)
 baseline: hybrid rrf          # the row every other row is compared against
 base: {retrievers: [keyword, vector]}
 rows:
   - name: dense only, 50% overlap (the 2024 predecessor)
     set: {retrievers: [vector], chunking: {chunker: fixed, size: 256, overlap: 128}}
 ```
+
+A BEIR suite is a suite like any other: its questions are the judged queries of ``split`` (default
+``test``), judged per document by the qrels, and, with ``spans: true`` (the default where the
+dataset has a rationale file), per labelled span as well. ``metrics`` names what to report; by
+default the span metrics where there are span labels, and document nDCG@10 where there are qrels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,10 @@ class Row:
     config: PipelineConfig
 
 
+SUITE_KEYS = ("name", "corpus", "golden", "beir", "split", "spans", "metrics", "baseline", "base", "rows")
+ROW_KEYS = ("name", "set")
+
+
 @dataclass(frozen=True, slots=True)
 class Suite:
     name: str
@@ -40,6 +49,28 @@ class Suite:
     corpus: Path | None = None
     golden: Path | None = None
     beir: Path | None = None
+    split: str = "test"
+    spans: bool = True  # a BEIR suite: use the rationale spans too, where the dataset has them
+    metrics: tuple[str, ...] = ()  # empty: the defaults for the labels the suite has
+
+    def with_golden(self, golden: Path) -> Suite:
+        """The same rows over another question set (``clear-rag ablate SUITE --golden FILE``)."""
+        if self.beir is not None:
+            raise ConfigError(
+                "is a BEIR suite, whose questions are its dataset's queries",
+                path=str(self.path),
+                field="--golden",
+                value=str(golden),
+                fix="Use --golden with a suite over a corpus folder (corpus: and golden:)",
+            )
+        return replace(self, golden=golden)
+
+    def with_rows(self, rows: tuple[Row, ...]) -> Suite:
+        return replace(
+            self,
+            rows=rows,
+            baseline=self.baseline if self.baseline in {r.name for r in rows} else rows[0].name,
+        )
 
 
 def merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,10 +99,14 @@ def load_suite(name_or_path: str) -> Suite:
         raise ConfigError("is not a suite file", path=str(path), fix=f"Known suites: {known}")
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     source = str(path)
-    unknown = sorted(set(data) - {"name", "corpus", "golden", "beir", "baseline", "base", "rows"})
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            "must hold a table of suite keys", path=source, fix=f"Keys: {', '.join(SUITE_KEYS)}"
+        )
+    unknown = sorted(set(data) - set(SUITE_KEYS))
     if unknown:
         raise ConfigError(
-            "is not a suite key", path=source, field=unknown[0], fix="See clear_rag/eval/suite.py"
+            "is not a suite key", path=source, field=unknown[0], fix=f"Known keys: {', '.join(SUITE_KEYS)}"
         )
     base = PipelineConfig().to_dict()
     base = merge(base, data.get("base") or {})
@@ -79,7 +114,22 @@ def load_suite(name_or_path: str) -> Suite:
     for n, row in enumerate(data.get("rows") or [], start=1):
         if not isinstance(row, Mapping) or "name" not in row:
             raise ConfigError("has no name", path=source, field=f"rows[{n}]", fix="Give every row a name:")
-        settings = merge(base, row.get("set") or {})
+        extra = sorted(set(row) - set(ROW_KEYS))
+        if extra:
+            # a misspelt `set:` would otherwise run the base config under the row's name
+            raise ConfigError(
+                "is not a row key", path=source, field=f"rows[{n}].{extra[0]}", fix="A row has name: and set:"
+            )
+        changes = row.get("set") or {}
+        if not isinstance(changes, Mapping):
+            raise ConfigError(
+                "must be a table of settings",
+                path=source,
+                field=f"rows[{n}].set",
+                value=changes,
+                fix="Write set: {key: value}",
+            )
+        settings = merge(base, changes)
         config = PipelineConfig.from_mapping(settings, source=f"{source} row {row['name']!r}")
         rows.append(Row(str(row["name"]), config))
     names = [r.name for r in rows]
@@ -97,4 +147,31 @@ def load_suite(name_or_path: str) -> Suite:
         raise ConfigError(
             "needs corpus: and golden:, or beir:", path=source, fix="Name the data the suite runs on"
         )
-    return Suite(str(data.get("name", path.stem)), path, tuple(rows), baseline, **where)
+    metrics = data.get("metrics") or []
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise ConfigError(
+            "must be a list of metric names",
+            path=source,
+            field="metrics",
+            value=metrics,
+            fix="e.g. [ndcg@10, recall@5]",
+        )
+    spans = data.get("spans", True)
+    if not isinstance(spans, bool):
+        raise ConfigError(
+            "must be true or false",
+            path=source,
+            field="spans",
+            value=spans,
+            fix="Write spans: false to judge by qrels only",
+        )
+    return Suite(
+        str(data.get("name", path.stem)),
+        path,
+        tuple(rows),
+        baseline,
+        **where,
+        split=str(data.get("split", "test")),
+        spans=spans,
+        metrics=tuple(metrics),
+    )

@@ -25,12 +25,14 @@ _MARKER = re.compile(r"\[(\d{1,3})\]")
 
 
 def sources_block(passages: Sequence[Passage]) -> str:
+    """The packed passages as the model reads them, numbered for citation: a trace's ``context``."""
     return "\n\n".join(f"[{n}] ({p.doc_id})\n{p.text}" for n, p in enumerate(passages, start=1))
 
 
-def answer_messages(question: str, packed: Assembled) -> list[Message]:
-    """System instructions, then the numbered sources and the question in one user turn."""
-    user = f"Sources:\n\n{sources_block(packed.passages)}\n\nQuestion: {question}"
+def answer_messages(question: str, context: str) -> list[Message]:
+    """System instructions, then the numbered sources (``sources_block``) and the question in one user
+    turn. Built from the context string itself, so the trace's context is what the model is given."""
+    user = f"Sources:\n\n{context}\n\nQuestion: {question}"
     return [Message("system", SYSTEM), Message("user", user)]
 
 

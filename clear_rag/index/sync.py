@@ -1,10 +1,12 @@
 """Keeping the indexes beside the store in step with it, one document at a time.
 
 Each index directory holds a manifest: for every document it covers, the version it indexed (content
-hash and chunker settings) and the chunk ids it added. Bringing an index up to date compares that
-with the store's document records (no text is read) and touches only documents that were added,
-changed or removed; when nothing changed, opening an index costs one read of each file and no
-tokenising or embedding. The predecessor rebuilt its index on every launch instead.
+hash and chunker settings) and the chunk ids it added. Bringing an index up to date (``keyword_index``,
+``vector_index``: what ingestion does) compares that with the store's document records (no text is
+read) and touches only documents that were added, changed or removed. Loading one for a question
+(``load_keyword``, ``load_vectors``) never indexes anything: an index behind its store is an error
+that says to run ingest, so a question never pays for tokenising or embedding a corpus. The
+predecessor rebuilt its index on every launch, and then in every query.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from clear_rag.errors import StoreError
 from clear_rag.index.bm25 import BM25Index, IdfName
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.providers.base import Embedder
@@ -104,13 +107,68 @@ def sync(
     return SyncReport(name, len(stale), len(removed), len(fresh), len(old_ids), elapsed)
 
 
+def _behind(directory: Path, store: Store, settings: dict[str, Any]) -> tuple[int, int] | None:
+    """How many stored documents the index lacks or holds in an old version, and how many it holds
+    that the store no longer has; ``None`` when the index does not exist for these settings."""
+    if not (directory / MANIFEST).exists():
+        return None
+    manifest = _read_manifest(directory)
+    if manifest.get("settings") != settings:
+        return None
+    covered = manifest["documents"]
+    versions = document_versions(store)
+    stale = sum(1 for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
+    return stale, len(set(covered) - set(versions))
+
+
+def _check_current(name: str, directory: Path, store: Store, settings: dict[str, Any]) -> None:
+    behind = _behind(directory, store, settings)
+    fix = "Run `clear-rag ingest PATH` (it brings the indexes up to date), then ask again"
+    if behind is None:
+        raise StoreError(f"has no {name} index", path=str(store.directory), fix=fix)
+    stale, removed = behind
+    if stale or removed:
+        raise StoreError(
+            f"has a {name} index that is behind the store ({stale} documents new or changed, "
+            f"{removed} removed since it was built)",
+            path=str(store.directory),
+            fix=fix,
+        )
+
+
+def _keyword_place(store: Store, stem: bool) -> tuple[Path, dict[str, Any]]:
+    directory = store.directory / INDEX_DIR / ("bm25-porter" if stem else "bm25")
+    return directory, {"analyzer": "porter unicode61" if stem else "unicode61"}
+
+
+def _vector_place(store: Store, embedder: Embedder) -> tuple[Path, dict[str, Any]]:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{embedder.name}@{embedder.version}")
+    settings = {"embedder": embedder.name, "version": embedder.version, "dim": embedder.dim}
+    return store.directory / INDEX_DIR / f"vectors-{slug}", settings
+
+
+def load_keyword(
+    store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
+) -> BM25Index:
+    """The store's BM25 index for one analyzer, as ingestion left it; an error if it is behind."""
+    directory, settings = _keyword_place(store, stem)
+    _check_current("keyword (porter)" if stem else "keyword", directory, store, settings)
+    return BM25Index.load(directory).with_params(k1=k1, b=b, idf=idf)
+
+
+def load_vectors(store: Store, embedder: Embedder) -> VectorIndex:
+    """The store's vector index for one embedder, as ingestion left it; an error if it is behind."""
+    directory, settings = _vector_place(store, embedder)
+    _check_current(f"vector ({embedder.name})", directory, store, settings)
+    return VectorIndex.load(directory)
+
+
 def keyword_index(
     store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
 ) -> tuple[BM25Index, SyncReport]:
     """The store's BM25 index for one analyzer, brought up to date. ``k1``, ``b`` and ``idf`` only
     weight the stored postings, so changing them re-scores without re-tokenising."""
-    directory = store.directory / INDEX_DIR / ("bm25-porter" if stem else "bm25")
-    settings = {"analyzer": "porter unicode61" if stem else "unicode61"}
+    directory, settings = _keyword_place(store, stem)
     loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
     index = BM25Index.load(directory) if loaded else BM25Index(k1=k1, b=b, idf=idf, stem=stem)
     index = index.with_params(k1=k1, b=b, idf=idf)
@@ -129,9 +187,7 @@ def vector_index(
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[VectorIndex, SyncReport]:
     """The store's vector index for one embedder, brought up to date (embedding only new chunks)."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{embedder.name}@{embedder.version}")
-    directory = store.directory / INDEX_DIR / f"vectors-{slug}"
-    settings = {"embedder": embedder.name, "version": embedder.version, "dim": embedder.dim}
+    directory, settings = _vector_place(store, embedder)
     loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
     index = VectorIndex.load(directory) if loaded else VectorIndex(embedder.dim)
 

@@ -43,36 +43,72 @@ def backends(file_type: str) -> list[str]:
     return sorted(backend for kind, backend in _factories if kind == file_type)
 
 
+# File types named in EXTENSIONS before any parser of theirs exists, and what to tell a user.
+_NOT_YET: dict[str, str] = {"pdf": "PDF parsing is not available yet"}
+
+
+def supported() -> dict[str, list[str]]:
+    """The file types some registered parser handles, each with its extensions, sorted."""
+    parsed = {kind for kind, _ in _factories}
+    found: dict[str, list[str]] = {}
+    for suffix, kind in sorted(EXTENSIONS.items()):
+        if kind in parsed:
+            found.setdefault(kind, []).append(suffix)
+    return dict(sorted(found.items()))
+
+
 def file_type_of(path: str | PurePath) -> str:
-    """The file type a path's extension names, e.g. ``"markdown"`` for ``notes.md``."""
+    """The file type a path's extension names, e.g. ``"markdown"`` for ``notes.md``.
+
+    Raises ``UnsupportedFileError`` naming the file when no registered parser handles that type, so
+    the message says which file it is even where the caller reports it without the path.
+    """
     suffix = PurePath(path).suffix.lower()
-    try:
-        return EXTENSIONS[suffix]
-    except KeyError:
-        known = ", ".join(sorted(EXTENSIONS))
-        raise UnsupportedFileError(
-            "has a file type clear-rag does not parse",
-            path=str(path),
-            field="extension",
-            value=suffix or "(none)",
-            fix=f"Use one of {known}, or leave the file out",
-        ) from None
+    kind = EXTENSIONS.get(suffix)
+    if kind is not None and backends(kind):
+        return kind
+    raise _unsupported(kind, path=str(path), field="extension", value=suffix or "(none)")
 
 
 def get_parser(file_type: str, backend: str | None = None) -> Parser:
     """A parser for ``file_type``; its default backend unless ``backend`` names another."""
-    name = backend if backend is not None else _defaults.get(file_type)
-    factory = _factories.get((file_type, name)) if name is not None else None
+    available = backends(file_type)
+    if not available:
+        raise _unsupported(file_type, field="file type", value=file_type)
+    name = backend if backend is not None else _defaults.get(file_type, available[0])
+    factory = _factories.get((file_type, name))
     if factory is None:
-        available = ", ".join(backends(file_type)) or "none yet"
         raise UnsupportedFileError(
             f"no parser backend {name!r} for {file_type} files",
             field="backend",
             value=name,
-            fix=f"Choose one of: {available}",
+            fix=f"Choose one of: {', '.join(available)}",
         )
     if isinstance(factory, str):
         module_name, _, attr = factory.partition(":")
         parser: Parser = getattr(importlib.import_module(module_name), attr)()
         return parser
     return factory()
+
+
+def _unsupported(
+    file_type: str | None, *, field: str, value: str, path: str | None = None
+) -> UnsupportedFileError:
+    """The error for a file type no registered parser handles (``None``: an extension nobody knows).
+
+    Its predecessor said "no parser backend None" without the file, and offered every extension in
+    EXTENSIONS, ``.pdf`` included, as a way out although nothing parsed PDFs.
+    """
+    if file_type is None:
+        what = "has a file type clear-rag does not parse"
+    else:
+        missing = _NOT_YET.get(file_type, f"no {file_type} parser is registered")
+        what = f"is a {file_type} file, and {missing}"
+    types = "; ".join(f"{kind} ({', '.join(suffixes)})" for kind, suffixes in supported().items())
+    return UnsupportedFileError(
+        what,
+        path=path,
+        field=field,
+        value=value,
+        fix=f"Supported types: {types}. Leave the file out, or convert it to one of those",
+    )

@@ -9,17 +9,28 @@ so that a result row can record which model produced it (see ``describe``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.types import ROLES, Message, Role
+
+__all__ = [
+    "EMBED_KINDS",
+    "ROLES",
+    "ChatModel",
+    "EmbedKind",
+    "Embedder",
+    "Message",
+    "Named",
+    "Reranker",
+    "Role",
+    "describe",
+]
+
 EmbedKind = Literal["document", "query"]
 EMBED_KINDS: tuple[EmbedKind, ...] = ("document", "query")
-
-Role = Literal["system", "user", "assistant"]
-ROLES: tuple[Role, ...] = ("system", "user", "assistant")
 
 
 class Named(Protocol):
@@ -59,29 +70,35 @@ class Reranker(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.floating[Any]]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One turn of a conversation as a chat model receives it."""
-
-    role: Role
-    content: str
-
-    def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            raise ValueError(f"Message.role={self.role!r} is unknown; use one of {ROLES}")
-
-
 class ChatModel(Protocol):
     """Streams an answer to a conversation, piece by piece, as the model produces it.
 
     ``options`` are model settings (temperature, seed, max tokens); an implementation passes on
     the ones it knows and raises ``ValueError`` naming any it does not.
+
+    A chat model may also carry a ``fingerprint`` (see ``Fingerprinted``); it is optional, so it is
+    not part of this protocol.
     """
 
     name: str
     version: str
 
     def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]: ...
+
+
+class Fingerprinted(Protocol):
+    """The optional ``fingerprint`` of a chat model: a string that names the exact weights it runs.
+
+    ``version`` is what a result row shows and may be coarse (a package version, a tag); the
+    fingerprint is what a cached generation is keyed by (``clear_rag.generate.cache``), so two models
+    that can write different text must not share one. It is a plain attribute or a property, and
+    may be computed on first read (a file hash, one call to a server) but never needs the model
+    loaded. The real providers say in their docstrings what theirs is; a model without one is keyed
+    by ``describe(model)``.
+    """
+
+    @property
+    def fingerprint(self) -> str: ...
 
 
 def describe(provider: Named) -> str:

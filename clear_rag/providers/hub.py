@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clear_rag.errors import ModelError
+from clear_rag.errors import ModelError, ModelMissing
 
 HUB_URL = "https://huggingface.co"
 HUB_URL_ENV = "CLEAR_RAG_HUB_URL"
@@ -114,7 +114,7 @@ def locate(
     folder = folder / name
     missing = [f.local for f in model.files if not (folder / f.local).is_file()]
     if missing:
-        raise ModelError(
+        raise ModelMissing(
             f"has not been downloaded ({', '.join(missing)} missing)",
             path=str(folder),
             fix=f"Run `clear-rag models pull {name}` (needs internet once)",

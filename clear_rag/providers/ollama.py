@@ -3,6 +3,7 @@
 Both report ``name`` as ``ollama/<model>`` and ``version`` as the first 12 hex digits of the model's
 digest from ``GET /api/tags`` (one cheap call, made the first time ``version`` is read), so that a
 result row tells which weights produced it, not just which tag, which ``ollama pull`` can move.
+``OllamaChat.fingerprint``, which keys cached generations, is the same digest in full.
 """
 
 from __future__ import annotations
@@ -53,22 +54,31 @@ class _Ollama(HttpProvider):
         self.model = model
         self.name = f"ollama/{model}"
         self._version = version
+        self._digest: str | None = None
 
     @property
     def version(self) -> str:
         """The model's digest (12 hex digits) as ``GET /api/tags`` lists it, else its tag."""
         if self._version is None:
-            wanted = {self.model, f"{self.model}:latest"}
             tag = self.model.split(":", 1)[1] if ":" in self.model else "latest"
-            found = [m for m in self._tags() if m.get("name") in wanted or m.get("model") in wanted]
-            digest = found[0].get("digest") if found else None
-            digest = digest.removeprefix("sha256:") if isinstance(digest, str) else ""
-            self._version = digest[:12] or tag
+            self._version = self.digest()[:12] or tag
         return self._version
 
     @version.setter
     def version(self, value: str) -> None:
         self._version = value
+
+    def digest(self) -> str:
+        """The hex digest ``GET /api/tags`` lists for this model, or ``""`` if it is not listed.
+
+        Asked once and remembered, for ``version`` and ``fingerprint`` alike.
+        """
+        if self._digest is None:
+            wanted = {self.model, f"{self.model}:latest"}
+            found = [m for m in self._tags() if m.get("name") in wanted or m.get("model") in wanted]
+            digest = found[0].get("digest") if found else None
+            self._digest = digest.removeprefix("sha256:") if isinstance(digest, str) else ""
+        return self._digest
 
     def list_models(self) -> list[str]:
         """The names of the models this Ollama has pulled, as ``ollama list`` shows them."""
@@ -205,6 +215,24 @@ class OllamaChat(_Ollama):
         self, model: str, base_url: str = DEFAULT_URL, timeout: float = 120.0, *, version: str | None = None
     ) -> None:
         super().__init__(model, base_url, timeout, version)
+
+    @property
+    def fingerprint(self) -> str:
+        """``"ollama:sha256:"`` and the full digest ``GET /api/tags`` lists for the model, asked once.
+
+        That digest is the SHA-256 of the model's manifest, which names the weights blob and the
+        template, system prompt and parameter layers, so it changes when any of them does, and not
+        when the tag is merely renamed. A pinned ``version=`` does not replace it. A model this
+        Ollama has not pulled has no fingerprint: that is a ``ModelError`` saying to pull it.
+        """
+        digest = self.digest()
+        if not digest:
+            raise ModelError(
+                f"model {self.model!r} is not among the models this Ollama lists, so it has no digest",
+                path=self.url("/api/tags"),
+                fix=f"Run `ollama pull {self.model}`",
+            )
+        return f"ollama:sha256:{digest}"
 
     def stream(self, messages: Sequence[Message], **options: object) -> Generator[str, None, None]:
         unknown = sorted(set(options) - CHAT_OPTIONS)

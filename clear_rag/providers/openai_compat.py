@@ -2,7 +2,7 @@
 
 The answer streams as Server-Sent Events, ``data: {...}`` with the text in ``choices[0].delta.content``,
 ending with ``data: [DONE]``. These servers do not say which weights they serve, so ``version`` is
-``"unknown"`` unless given.
+``"unknown"`` unless given, and ``fingerprint`` can only name the model id and the server.
 """
 
 from __future__ import annotations
@@ -61,6 +61,17 @@ class OpenAIChat(HttpProvider):
         self.model = model
         self.name = f"openai-compat/{model}"
         self.version = version
+
+    @property
+    def fingerprint(self) -> str:
+        """``"openai-compat:<model>@<base URL>#<version>"``: the model id and where it is served.
+
+        This API offers no hash of the weights, so this is the closest name for them it allows: a
+        cached generation is reused only for the same model id at the same address (and the same
+        ``version=``, which is worth pinning to the weights' file name or hash when it is known). It
+        cannot notice a server restarted with other weights under the same id.
+        """
+        return f"openai-compat:{self.model}@{self.base_url}#{self.version}"
 
     def stream(self, messages: Sequence[Message], **options: object) -> Generator[str, None, None]:
         unknown = sorted(set(options) - CHAT_OPTIONS)

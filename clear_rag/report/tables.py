@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,10 @@ def _p(value: float) -> str:
 
 
 def suite_table(result: dict[str, Any]) -> str:
-    """An ablation suite: one row per config, its metrics, and the paired change against the baseline."""
+    """A suite: one row per config, its metrics, and the paired change of the headline metric against
+    the baseline; under it, the questions each metric was taken over, the models, the date, the file."""
     names = result["metric_names"]
-    main = "ndcg@10" if "ndcg@10" in names else names[0]
+    main = result.get("headline") or ("ndcg@10" if "ndcg@10" in names else names[0])
     paraphrase = any("paraphrase" in row.get("by_category", {}) for row in result["rows"])
     extra = [f"paraphrase {main}"] if paraphrase else []
     head = ["row", *names, *extra, "s / question", f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
@@ -49,34 +49,35 @@ def suite_table(result: dict[str, Any]) -> str:
         )
         by_category = row.get("by_category", {})
         para = (
-            [f"{by_category['paraphrase'][main]:.4f}" if "paraphrase" in by_category else ""] if extra else []
+            [f"{by_category['paraphrase'][main]:.4f}" if main in by_category.get("paraphrase", {}) else ""]
+            if extra
+            else []
         )
         seconds = f"{row.get('seconds_per_question', 0.0):.3f}"
-        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), *para, seconds, *change]
-        lines.append("| " + " | ".join(cells) + " |")
+        metrics = [f"{row['metrics'][n]:.4f}" if n in row["metrics"] else "" for n in names]
+        lines.append("| " + " | ".join([row["name"], *metrics, *para, seconds, *change]) + " |")
+    notes = [_questions_note(result, names)]
+    notes += [f"Not run: {s['name']} ({s['reason']})" for s in result.get("skipped", [])]
     models = sorted({v for row in result["rows"] for v in row.get("models", {}).values()})
-    source = (
-        f"{result['golden']['questions']} questions; models: {', '.join(models)}; "
-        f"run {result['date'][:10]}; from `results/{result['suite']}.json`."
-    )
-    return "\n".join(lines) + "\n\n" + source + "\n"
+    source = f"`results/{result['suite']}.json`"
+    notes.append(f"models: {', '.join(models) or 'none'}; run {result['date'][:10]}; from {source}.")
+    return "\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n"
 
 
-def beir_table(result: dict[str, Any]) -> str:
-    """``clear-rag beir`` rows: metrics per configuration on one dataset."""
-    rows = result["rows"]
-    names = list(rows[0]["metrics"]) if rows else []
-    lines = ["| row | " + " | ".join(names) + " | models |", "|" + "---|" * (len(names) + 2)]
-    for row in rows:
-        models = ", ".join(v for k, v in sorted(row["models"].items()) if k != "tokenizer" and v) or "none"
-        cells = [row["name"], *(f"{row['metrics'][n]:.4f}" for n in names), models]
-        lines.append("| " + " | ".join(cells) + " |")
-    first = rows[0]["dataset"] if rows else {}
-    source = (
-        f"{first.get('queries', 0)} {first.get('split', '')} queries; run {result['updated'][:10]}; "
-        f"from `results/{result['suite']}.json`."
+def _questions_note(result: dict[str, Any], names: list[str]) -> str:
+    """How many questions each metric was taken over, where that differs between metrics."""
+    total = result["golden"]["questions"]
+    counts = result.get("metric_questions", {})
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(int(counts.get(name, total)), []).append(name)
+    if len(groups) <= 1:
+        return f"{total} questions."
+    parts = [f"{', '.join(group)} over {n} of the {total} questions" for n, group in sorted(groups.items())]
+    return (
+        "; ".join(parts)
+        + " (span metrics are taken over the questions with span labels, document metrics over all of them)."
     )
-    return "\n".join(lines) + "\n\n" + source + "\n"
 
 
 def render(name: str, results_dir: Path) -> str:
@@ -87,9 +88,7 @@ def render(name: str, results_dir: Path) -> str:
             path=str(path),
             fix="Write it with the command that produces it (e.g. clear-rag ablate NAME --save-results)",
         )
-    result = json.loads(path.read_text(encoding="utf-8"))
-    renderer: Callable[[dict[str, Any]], str] = beir_table if "updated" in result else suite_table
-    return renderer(result)
+    return suite_table(json.loads(path.read_text(encoding="utf-8")))
 
 
 def render_page(text: str, results_dir: Path) -> str:

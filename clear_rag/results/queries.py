@@ -1,9 +1,9 @@
 """Named SQL views over the result files, run by DuckDB.
 
-Two shapes share ``results/*.json``: ablation suites (top-level ``date``, ``embedder``, ``baseline``; rows
-with ``questions``, ``by_category`` and ``comparisons``) and BEIR files (top-level ``updated``; rows with
-their own ``date`` and a ``per_query`` object keyed by query id). Sub-folders such as ``results/bench/``
-are not matched by the glob, so benchmark outputs stay out of the views.
+Every file under ``results/*.json`` has one shape (``clear_rag.results.document``): a suite's rows,
+each with its metrics, per category and per question, and its comparisons; a BEIR suite is a suite
+like the others. Sub-folders such as ``results/bench/`` and ``results/generations/`` are not matched
+by the glob, so benchmark outputs and cached generations stay out of the views.
 
 Every view carries ``file`` (the file name without ``.json``) as well as ``suite``: two files may hold the
 same suite (``baseline-fake.json`` and ``tech.json`` both say ``"suite": "tech"``), so ``suite`` alone does
@@ -25,9 +25,9 @@ import duckdb
 from clear_rag.errors import ResultsQueryError
 
 # The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
-# MAP and a smaller one into a STRUCT (map_inference_threshold), so a BEIR file's per_query would change
-# type with the number of queries, and by_category / comparisons / metrics would become structs whose
-# fields depend on the data. Declared MAPs give the same SQL for every file; keys not declared are ignored.
+# MAP and a smaller one into a STRUCT (map_inference_threshold), so by_category / comparisons / metrics
+# would become structs whose fields depend on the data. Declared MAPs give the same SQL for every file;
+# keys not declared are ignored.
 _METRICS = "MAP(VARCHAR, DOUBLE)"
 _COMPARISON = (
     "STRUCT(against VARCHAR, difference DOUBLE, ci_low DOUBLE, ci_high DOUBLE, p_sign DOUBLE, "
@@ -37,21 +37,20 @@ _QUESTION = f"STRUCT(id VARCHAR, category VARCHAR, first_rank BIGINT, trace VARC
 _ROW = (
     "STRUCT(name VARCHAR, config JSON, config_hash VARCHAR, models MAP(VARCHAR, VARCHAR), date TIMESTAMPTZ, "
     f"metrics {_METRICS}, by_category MAP(VARCHAR, {_METRICS}), seconds_per_question DOUBLE, "
-    f"seconds_per_query STRUCT(median DOUBLE), queries BIGINT, questions {_QUESTION}[], "
-    f"comparisons MAP(VARCHAR, MAP(VARCHAR, {_COMPARISON})), per_query MAP(VARCHAR, {_METRICS}))"
+    f"questions {_QUESTION}[], comparisons MAP(VARCHAR, MAP(VARCHAR, {_COMPARISON})))"
 )
 _FILE_COLUMNS = {
     "suite": "VARCHAR",
     "date": "TIMESTAMPTZ",
-    "updated": "TIMESTAMPTZ",
     "embedder": "VARCHAR",
     "baseline": "VARCHAR",
+    "headline": "VARCHAR",
     "rows": f"{_ROW}[]",
 }
 # DuckDB refuses a JSON object over 16 MB by default; one suite file is one object, and a large golden set
 # with per-question retrieved lists can pass that.
 _MAX_OBJECT_BYTES = 1 << 30
-HEADLINE = "ndcg@10"  # the named queries rank by it, so its column always exists
+HEADLINE = "ndcg@10"  # the span metric's column always exists; a file's own headline is in `headline`
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,44 +91,43 @@ def _columns(source: str, names: Sequence[str]) -> str:
 
 @_view
 def suites(metrics: MetricNames) -> str:
-    """One row per result file: file, suite, date (BEIR: updated), embedder, baseline, row_count."""
+    """One row per result file: file, suite, date, embedder, baseline, headline metric, row_count."""
     return """
-SELECT file, suite, date, embedder, baseline, len(rows) AS row_count FROM result_files() ORDER BY file"""
+SELECT file, suite, date, embedder, baseline, headline, len(rows) AS row_count FROM result_files()
+ORDER BY file"""
 
 
 @_view
 def rows(metrics: MetricNames) -> str:
-    """One row per (file, row): config hash, models, date, median seconds per question, each metric."""
+    """One row per (file, row): config hash, models, date, questions, median seconds per question, the
+    file's headline metric (``headline``), each metric."""
     return f"""
 SELECT file, suite, r.name AS row, position, r.config_hash AS config_hash,
     r.models['embedder'] AS embedder, r.models['reranker'] AS reranker, r.models['chat'] AS chat,
-    coalesce(r.date, file_date) AS date, coalesce(len(r.questions), r.queries) AS questions,
-    coalesce(r.seconds_per_question, r.seconds_per_query.median) AS seconds_per_question
+    coalesce(r.date, file_date) AS date, len(r.questions) AS questions,
+    r.seconds_per_question AS seconds_per_question, r.metrics[headline] AS headline
     {_columns("r.metrics", metrics.aggregate)}, r.config AS config
 FROM result_rows() ORDER BY file, position"""
 
 
 @_view
 def questions(metrics: MetricNames) -> str:
-    """One row per (file, row, question): category, first rank, trace id, each per-question metric.
-
-    BEIR queries appear here too, with no category, first rank or trace.
-    """
+    """One row per (file, row, question): category, first covering rank, trace id, the file's headline
+    metric, each per-question metric (NULL where a question has none: a span metric of a BEIR query
+    without span labels)."""
     return f"""
-SELECT file, suite, row, question, category, first_rank, trace {_columns("m", metrics.per_question)}
+SELECT file, suite, row, question, category, first_rank, trace, m[headline] AS headline
+    {_columns("m", metrics.per_question)}
 FROM (
-    SELECT file, suite, r.name AS row, position, q.n, q.q.id AS question, q.q.category AS category,
+    SELECT file, suite, headline, r.name AS row, position, q.n, q.q.id AS question, q.q.category AS category,
         q.q.first_rank AS first_rank, q.q.trace AS trace, q.q.metrics AS m
     FROM result_rows(), unnest(r.questions) WITH ORDINALITY AS q(q, n)
-    UNION ALL BY NAME
-    SELECT file, suite, r.name AS row, position, p.n, p.e.key AS question, p.e.value AS m
-    FROM result_rows(), unnest(map_entries(r.per_query)) WITH ORDINALITY AS p(e, n)
 ) ORDER BY file, position, n"""
 
 
 @_view
 def by_category(metrics: MetricNames) -> str:
-    """One row per (file, row, category, metric) with its value; BEIR files have no categories."""
+    """One row per (file, row, category, metric) with its value."""
     return """
 SELECT file, suite, r.name AS row, c.e.key AS category, m.e.key AS metric, m.e.value AS value
 FROM result_rows(),
@@ -158,10 +156,12 @@ ORDER BY file, position, k.n, v.n"""
 
 @_query
 def best_rows() -> str:
-    """Per result file, the row with the highest ndcg@10 (a tie goes to the row listed first)."""
+    """Per result file, the row with the best headline metric (span nDCG@10, else document nDCG@10; a tie
+    goes to the row listed first)."""
     return """
-SELECT file, suite, row, config_hash, embedder, "ndcg@10" FROM rows WHERE "ndcg@10" IS NOT NULL
-QUALIFY row_number() OVER (PARTITION BY file ORDER BY "ndcg@10" DESC, position) = 1 ORDER BY file"""
+SELECT r.file, r.suite, row, config_hash, r.embedder, s.headline AS metric, r.headline AS value
+FROM rows AS r JOIN suites AS s USING (file) WHERE r.headline IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY r.file ORDER BY r.headline DESC, position) = 1 ORDER BY r.file"""
 
 
 @_query
@@ -174,10 +174,10 @@ FROM comparisons WHERE ci_low > 0 OR ci_high < 0 ORDER BY file, abs(difference) 
 
 @_query
 def missed_by_all() -> str:
-    """Questions no row of their file ranked anything relevant for in the top 10 (ndcg@10 = 0 everywhere)."""
+    """Questions no row of their file ranked anything relevant for in the top 10 (headline 0 everywhere)."""
     return """
 SELECT file, suite, question, any_value(category) AS category, count(*) AS rows_tried FROM questions
-GROUP BY file, suite, question HAVING max("ndcg@10") = 0 ORDER BY file, question"""
+GROUP BY file, suite, question HAVING max(headline) = 0 ORDER BY file, question"""
 
 
 def _macros(results_dir: Path) -> list[str]:
@@ -185,12 +185,12 @@ def _macros(results_dir: Path) -> list[str]:
     declared = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in _FILE_COLUMNS.items())
     return [
         f"""CREATE MACRO result_files() AS TABLE
-SELECT parse_filename(filename, true) AS file, filename AS path, suite, coalesce(date, updated) AS date,
-    embedder, baseline, rows
+SELECT parse_filename(filename, true) AS file, filename AS path, suite, date, embedder, baseline,
+    coalesce(headline, 'ndcg@10') AS headline, rows
 FROM read_json({pattern}, filename = true, format = 'auto', maximum_object_size = {_MAX_OBJECT_BYTES},
     columns = {{{declared}}})""",
         """CREATE MACRO result_rows() AS TABLE
-SELECT f.file, f.suite, f.date AS file_date, u.r, u.position
+SELECT f.file, f.suite, f.headline, f.date AS file_date, u.r, u.position
 FROM result_files() AS f, unnest(f.rows) WITH ORDINALITY AS u(r, position)""",
     ]
 
@@ -203,9 +203,7 @@ def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
     if HEADLINE not in aggregate:
         aggregate.append(HEADLINE)
     found = con.execute(
-        """SELECT DISTINCT unnest(map_keys(q.metrics)) FROM result_rows(), unnest(r.questions) AS u(q)
-        UNION SELECT DISTINCT unnest(map_keys(e.value))
-        FROM result_rows(), unnest(map_entries(r.per_query)) AS u(e)"""
+        "SELECT DISTINCT unnest(map_keys(q.metrics)) FROM result_rows(), unnest(r.questions) AS u(q)"
     ).fetchall()
     # The aggregate order (the files' own) where it applies, then any per-question-only name alphabetically.
     names = {k for (k,) in found} | {HEADLINE}
@@ -244,7 +242,7 @@ def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
         raise ResultsQueryError(
             f"DuckDB cannot read the result files: {err}",
             path=str(folder),
-            fix="Check that every *.json there is a suite or BEIR result file, or move the others aside",
+            fix="Check that every *.json there is a result file, or move the others aside",
         ) from err
     return con
 

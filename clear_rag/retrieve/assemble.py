@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clear_rag.errors import StoreError
-from clear_rag.tokens import TokenCounter
+from clear_rag.tokens import TokenCount
 from clear_rag.types import Candidate
 
 OVER_BUDGET = "over budget"
@@ -86,7 +86,7 @@ def assemble(
     *,
     doc_text: Callable[[str], str] | Mapping[str, str],
     budget_tokens: int,
-    tokenizer: TokenCounter,
+    tokenizer: TokenCount,
 ) -> Assembled:
     """Pack ``candidates`` (in rank order) into at most ``budget_tokens`` tokens of passages.
 

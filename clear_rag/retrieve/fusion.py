@@ -4,7 +4,9 @@ Each list is taken in the order given (the order its stage returned), rank 1 fir
 candidate's ``sources`` maps every list it appears in to ``Contribution(rank in that list, that
 list's own score, what the list added to the fused score)``, so a page can show why it ranks where
 it does. The same functions serve both levels of multi-query fusion: across phrasings of one
-retriever, then across retrievers.
+retriever, then across retrievers. A list that was itself fused keeps its own terms: its
+contribution's ``parts`` are the candidate's sources in that list (one per phrasing), so the
+two-level RRF sum can be read term by term. (The predecessor of this code dropped them.)
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ def _fuse(
                 )
             seen_here.add(cand.chunk_id)
             first_seen.setdefault(cand.chunk_id, cand)
+            # a first-stage list's candidates name only the list itself: nothing below it to keep
+            parts = {source: c for source, c in cand.sources.items() if source != name}
             sources.setdefault(cand.chunk_id, {})[name] = Contribution(
-                rank=rank, score=cand.score, contribution=added
+                rank=rank, score=cand.score, contribution=added, parts=parts
             )
     fused = []
     for chunk_id, cand in first_seen.items():

@@ -1,18 +1,21 @@
-"""``retrieve(question) -> Trace``: every stage of one question, in order, with its timings.
+"""``Pipeline.retrieve``: every retrieval stage of one question, each reported the moment it finishes.
 
-keyword || vector (concurrently) -> fusion (RRF or min-max) -> rerank (optional) -> top k ->
-context assembly. Each stage's output is kept in the trace, so the page and ``clear-rag replay`` can
-show how every candidate moved, and the evaluation can be recomputed without any model.
+first-stage searches (every retriever under every phrasing, concurrently) -> per-retriever fusion
+across phrasings -> fusion across retrievers (RRF or min-max) -> rerank (optional) -> top k ->
+context assembly. A stage is reported to ``on_stage`` as soon as it ends: keyword search before
+vector search when keyword search is faster, a retriever's fusion across phrasings as soon as its
+own searches are in, without waiting for the other retriever. The returned ``Retrieval`` lists the
+same stages in one fixed order, so two runs over the same input give the same stages whatever
+finished first. Building the trace around it (the question, the answer, the models) is the
+planner's work (``clear_rag.generate.planner``); this module searches indexes that come in ready.
 """
 
 from __future__ import annotations
 
 import functools
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clear_rag.config import PipelineConfig
@@ -30,20 +33,32 @@ from clear_rag.retrieve.stages import (
     VectorSearchIndex,
     run_jobs,
 )
-from clear_rag.tokens import TokenCounter
-from clear_rag.types import Candidate, StageResult, Trace
+from clear_rag.tokens import TokenCount, TokenCounter
+from clear_rag.types import Candidate, StageResult
+
+StageCallback = Callable[[StageResult], None]
 
 
-def new_trace_id() -> str:
-    """Sortable by time, unique by a random suffix: ``20261129-194501-3fa2c1``."""
-    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """Every stage of one question in a fixed order (the context stage last), and the packed context."""
+
+    stages: tuple[StageResult, ...]
+    packed: Assembled
+
+    @property
+    def ranked(self) -> tuple[Candidate, ...]:
+        """The final ranking: the last stage before context assembly."""
+        ranked = [s for s in self.stages if s.name != "context"]
+        return ranked[-1].candidates if ranked else ()
 
 
 class Pipeline:
     """One configured retrieval pipeline over already-built indexes.
 
     ``doc_text`` gives a document's canonical text by id (the store's, usually); chunk texts are
-    slices of it. Building a pipeline reads nothing and builds nothing: indexes come in ready.
+    slices of it. Building a pipeline reads nothing and builds nothing: indexes come in ready
+    (``clear_rag.session.open_pipeline`` loads them and checks them against the store).
     """
 
     def __init__(
@@ -61,7 +76,7 @@ class Pipeline:
         self.config = config
         self._table = table
         self._doc_text = functools.lru_cache(maxsize=4096)(doc_text)
-        self._tokenizer = tokenizer
+        self.tokenizer = tokenizer
         self._retrievers: list[Retriever] = []
         for name in config.retrievers:
             if name == "keyword":
@@ -88,19 +103,31 @@ class Pipeline:
         ref = self._table[chunk_id]
         return self._doc_text(ref.doc_id)[ref.start : ref.end]
 
+    def doc_text(self, doc_id: str) -> str:
+        return self._doc_text(doc_id)
+
     def retrieve(
-        self, question: str, *, phrasings: Sequence[str] = (), hypothetical: str | None = None
-    ) -> tuple[Trace, Assembled]:
-        """Run every stage for ``question``; the trace and the assembled context.
+        self,
+        question: str,
+        *,
+        phrasings: Sequence[str] = (),
+        hypothetical: str | None = None,
+        on_stage: StageCallback | None = None,
+        tokenizer: TokenCount | None = None,
+    ) -> Retrieval:
+        """Run every stage for ``question``, reporting each to ``on_stage`` as it finishes.
 
         ``phrasings`` are other wordings of the question (multi-query expansion): every retriever
         searches each, and each retriever's rankings are fused by RRF before the retrievers are
         fused, so there is still one keyword and one vector ranking to compare. ``hypothetical`` is
         a HyDE passage: embedded as a document, its vector searches beside the query's.
+        ``tokenizer`` counts the context budget (the chat model's own, where it has one); by
+        default the pipeline's.
         """
         config = self.config
+        report = on_stage if on_stage is not None else _ignore
         queries = list(dict.fromkeys([question, *phrasings]))
-        stages, per_retriever = self._first_stages(queries, hypothetical)
+        stages, per_retriever = self._first_stages(queries, hypothetical, report)
         current = stages[-1]
         if len(per_retriever) > 1:
             current = _timed_stage(
@@ -109,96 +136,102 @@ class Pipeline:
                 detail=_fusion_detail(config, per_retriever),
             )
             stages.append(current)
+            report(current)
+        else:
+            current = next(iter(per_retriever.values()))
         if self._rerank is not None:
-            rerank = self._rerank
-            head = list(current.candidates)
+            rerank, head, source = self._rerank, list(current.candidates), current.name
             current = _timed_stage(
                 "rerank",
-                lambda: rerank(question, head),
+                lambda: rerank(question, head, source=source),
                 detail={
-                    "input": current.name,
+                    "input": source,
                     "shortlist": config.shortlist,
                     "model": self.models.get("reranker", ""),
+                    "display": "sigmoid",  # logits are unbounded: shown through 1 / (1 + e^-x)
                 },
             )
             stages.append(current)
-        top = list(current.candidates[: config.top_k])
+            report(current)
+        context, packed = self._assemble(current, tokenizer or self.tokenizer)
+        stages.append(context)
+        report(context)
+        return Retrieval(tuple(stages), packed)
+
+    def _assemble(self, current: StageResult, tokenizer: TokenCount) -> tuple[StageResult, Assembled]:
+        top = list(current.candidates[: self.config.top_k])
         started = time.perf_counter()
         packed = assemble(
-            top, doc_text=self._doc_text, budget_tokens=config.budget_tokens, tokenizer=self._tokenizer
+            top, doc_text=self._doc_text, budget_tokens=self.config.budget_tokens, tokenizer=tokenizer
         )
         kept = {cid for passage in packed.passages for cid in passage.chunk_ids}
-        stages.append(
-            StageResult(
-                "context",
-                tuple(c for c in top if c.chunk_id in kept),
-                (time.perf_counter() - started) * 1000,
-                {
-                    "input": current.name,
-                    "top_k": config.top_k,
-                    "tokens": packed.token_count,
-                    "budget_tokens": packed.budget_tokens,
-                    "passages": len(packed.passages),
-                    "dropped": [list(pair) for pair in packed.dropped],
-                },
-            )
+        stage = StageResult(
+            "context",
+            tuple(c for c in top if c.chunk_id in kept),
+            (time.perf_counter() - started) * 1000,
+            {
+                "input": current.name,
+                "top_k": self.config.top_k,
+                "tokens": packed.token_count,
+                "budget_tokens": packed.budget_tokens,
+                "tokenizer": tokenizer.name,
+                "passages": len(packed.passages),
+                "dropped": [list(pair) for pair in packed.dropped],
+            },
         )
-        trace = Trace(
-            id=new_trace_id(),
-            query=question,
-            phrasings=tuple(queries),
-            stages=tuple(stages),
-            context=context_text(packed),
-            config={**config.to_dict(), "hash": config.hash()},
-            models=dict(self.models),
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-        )
-        return trace, packed
+        return stage, packed
 
     def _first_stages(
-        self, queries: Sequence[str], hypothetical: str | None
+        self, queries: Sequence[str], hypothetical: str | None, report: StageCallback
     ) -> tuple[list[StageResult], dict[str, StageResult]]:
-        """Every (retriever, phrasing) search at once, then one ranking per retriever."""
+        """Every (retriever, phrasing) search at once, reported as each ends, then one ranking per
+        retriever: a retriever's fusion across phrasings runs as soon as its own searches are in."""
         jobs: dict[str, Callable[[], list[Candidate]]] = {}
+        details: dict[str, dict[str, Any]] = {}
         owners: dict[str, list[str]] = {}
         for retriever in self._retrievers:
-            searches: dict[str, Callable[[], list[Candidate]]] = {
-                f"q{n}": functools.partial(retriever, query) for n, query in enumerate(queries)
+            searches: dict[str, tuple[Callable[..., list[Candidate]], str, dict[str, Any]]] = {
+                f"q{n}": (retriever, query, {"query": query, "phrasing": n})
+                for n, query in enumerate(queries)
             }
             if hypothetical is not None and isinstance(retriever, VectorRetriever):
-                searches["hyde"] = functools.partial(retriever.search_document, hypothetical)
+                searches["hyde"] = (retriever.search_document, hypothetical, {"hypothetical": hypothetical})
             # a retriever with one search keeps its own name; with several, each is named apart
             # so the fused ranking can take the retriever's name without a clash
-            for suffix, search in searches.items():
+            for suffix, (search, text, detail) in searches.items():
                 name = retriever.name if len(searches) == 1 else f"{retriever.name}·{suffix}"
-                jobs[name] = search
+                jobs[name] = functools.partial(search, text, source=name)
+                details[name] = {"retriever": retriever.name, **(detail if len(searches) > 1 else {})}
                 owners.setdefault(retriever.name, []).append(name)
-        searched = run_jobs(jobs)
-        stages = list(searched.values())
-        for stage in stages:
-            if stage.name.endswith("·hyde"):
-                stages[stages.index(stage)] = replace(
-                    stage, detail={**stage.detail, "hypothetical": hypothetical}
+        owner_of = {name: owner for owner, names in owners.items() for name in names}
+        finished: dict[str, StageResult] = {}
+        fused: dict[str, StageResult] = {}
+
+        def done(result: StageResult) -> None:
+            result = replace(result, detail=details[result.name])
+            finished[result.name] = result
+            report(result)
+            owner = owner_of[result.name]
+            names = owners[owner]
+            if len(names) > 1 and all(n in finished for n in names):
+                lists = {n: list(finished[n].candidates) for n in names}
+                fused[owner] = _timed_stage(
+                    owner,
+                    functools.partial(rrf, lists, k=self.config.rrf_k),
+                    detail={"method": "rrf", "inputs": ",".join(names), "k": self.config.rrf_k},
                 )
+                report(fused[owner])
+
+        run_jobs(jobs, done)
+        stages = [finished[name] for name in jobs]
         per_retriever: dict[str, StageResult] = {}
         for owner, names in owners.items():
             if len(names) == 1:
-                per_retriever[owner] = searched[names[0]]
-                continue
-            lists = {n: list(searched[n].candidates) for n in names}
-            fused = _timed_stage(
-                owner,
-                functools.partial(rrf, lists, k=self.config.rrf_k),
-                detail={"method": "rrf", "inputs": ",".join(names), "k": self.config.rrf_k},
-            )
-            stages.append(fused)
-            per_retriever[owner] = fused
+                per_retriever[owner] = stages[list(jobs).index(names[0])]
+            else:
+                stages.append(fused[owner])
+                per_retriever[owner] = fused[owner]
         return stages, per_retriever
-
-
-def context_text(packed: Assembled) -> str:
-    """The passages as the prompt will show them, numbered for citation."""
-    return "\n\n".join(f"[{n}] ({p.doc_id})\n{p.text}" for n, p in enumerate(packed.passages, start=1))
 
 
 def _fuse(config: PipelineConfig, ranked: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
@@ -220,6 +253,10 @@ def _timed_stage(name: str, run: Callable[[], list[Candidate]], *, detail: dict[
     started = time.perf_counter()
     candidates = run()
     return StageResult(name, tuple(candidates), (time.perf_counter() - started) * 1000, detail)
+
+
+def _ignore(stage: StageResult) -> None:
+    """The default stage callback: nobody is watching."""
 
 
 def _missing(key: str, value: object, what: str) -> ConfigError:

@@ -35,8 +35,11 @@ def sigmoid(logit: float) -> float:
 class RerankStage:
     """Re-scores the first ``shortlist`` candidates with ``reranker.score``; score = logit.
 
-    ``chunk_text`` gives a chunk's text by id, as a function or a mapping. Each output candidate
-    keeps its earlier ``sources`` and gains ``{name: Contribution(rank, logit, logit)}``.
+    ``chunk_text`` gives a chunk's text by id, as a function or a mapping. Each output candidate's
+    ``sources`` is its input stage alone, ``{input: Contribution(input rank, input score, 0.0)}``:
+    the logit owes nothing to the scores before it, so nothing is recorded as added. (The
+    predecessor kept every earlier contribution beside the logit, as if they had summed into it.)
+    Which searches found a candidate is read from the trace's first stages (``trace.found_by``).
     """
 
     def __init__(
@@ -57,7 +60,8 @@ class RerankStage:
         self.shortlist = shortlist
         self.name = name
 
-    def __call__(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+    def __call__(self, query: str, candidates: list[Candidate], *, source: str = "input") -> list[Candidate]:
+        """``candidates`` in their input order; ``source`` names the stage they come from."""
         head = candidates[: self.shortlist]
         if not head:
             return []
@@ -68,16 +72,11 @@ class RerankStage:
                 f"(finite: {bool(np.isfinite(logits).all())}) for {len(head)} passages",
                 fix="Check the reranker model; it must return one finite logit per passage",
             )
-        rescored = rank_order(
-            dataclasses.replace(c, score=float(logit)) for c, logit in zip(head, logits.tolist(), strict=True)
-        )
-        return [
+        return rank_order(
             dataclasses.replace(
                 c,
-                sources={
-                    **c.sources,
-                    self.name: Contribution(rank=rank, score=c.score, contribution=c.score),
-                },
+                score=float(logit),
+                sources={source: Contribution(rank=rank, score=c.score, contribution=0.0)},
             )
-            for rank, c in enumerate(rescored, start=1)
-        ]
+            for rank, (c, logit) in enumerate(zip(head, logits.tolist(), strict=True), start=1)
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -54,11 +54,12 @@ class VectorSearchIndex(Protocol):
 
 
 class Retriever(Protocol):
-    """A first stage: ranks chunks for a query from nothing."""
+    """A first stage: ranks chunks for a query from nothing; ``source`` names the search in the
+    candidates' ``sources`` (one retriever searching several phrasings is several searches)."""
 
     name: str
 
-    def __call__(self, query: str) -> list[Candidate]: ...
+    def __call__(self, query: str, *, source: str | None = None) -> list[Candidate]: ...
 
 
 class Stage(Protocol):
@@ -110,8 +111,9 @@ class KeywordRetriever:
         self.k = k
         self.name = name
 
-    def __call__(self, query: str) -> list[Candidate]:
-        return hits_to_candidates(self.name, self.index.search(query, self.k), self.table)
+    def __call__(self, query: str, *, source: str | None = None) -> list[Candidate]:
+        """The ranking for ``query``; its candidates name ``source`` (default: the retriever) as theirs."""
+        return hits_to_candidates(source or self.name, self.index.search(query, self.k), self.table)
 
 
 class VectorRetriever:
@@ -132,14 +134,14 @@ class VectorRetriever:
         self.k = k
         self.name = name
 
-    def __call__(self, query: str) -> list[Candidate]:
+    def __call__(self, query: str, *, source: str | None = None) -> list[Candidate]:
         vector: npt.NDArray[np.float32] = self.embedder.embed([query], kind="query")[0]
-        return hits_to_candidates(self.name, self.index.search(vector, self.k), self.table)
+        return hits_to_candidates(source or self.name, self.index.search(vector, self.k), self.table)
 
-    def search_document(self, passage: str) -> list[Candidate]:
+    def search_document(self, passage: str, *, source: str | None = None) -> list[Candidate]:
         """Search with a passage embedded as a document (HyDE's hypothetical answer)."""
         vector: npt.NDArray[np.float32] = self.embedder.embed([passage], kind="document")[0]
-        return hits_to_candidates(self.name, self.index.search(vector, self.k), self.table)
+        return hits_to_candidates(source or self.name, self.index.search(vector, self.k), self.table)
 
 
 def _timed(name: str, search: Callable[[], list[Candidate]]) -> StageResult:
@@ -149,24 +151,40 @@ def _timed(name: str, search: Callable[[], list[Candidate]]) -> StageResult:
     return StageResult(name=name, candidates=tuple(candidates), elapsed_ms=elapsed_ms)
 
 
-def run_jobs(jobs: Mapping[str, Callable[[], list[Candidate]]]) -> dict[str, StageResult]:
-    """Run named first-stage searches at once, one thread each; ``{name: StageResult}`` in order.
+def run_jobs(
+    jobs: Mapping[str, Callable[[], list[Candidate]]],
+    on_done: Callable[[StageResult], None] | None = None,
+) -> dict[str, StageResult]:
+    """Run named first-stage searches at once, one thread each; ``{name: StageResult}`` in input order.
 
-    Threads suffice because the heavy parts (numpy products, tokenizers, model runtimes) release
-    the GIL. Each result's ``elapsed_ms`` is its own search's time, measured in its thread, so the
-    trace shows which search is slow rather than the wall time of all of them. The first search to
-    fail raises here.
+    ``on_done`` is called in the calling thread with each result the moment its search finishes, in
+    the order they finish: whichever search ends first is reported first, which is what lets a page
+    draw keyword search before vector search has returned. Threads suffice because the heavy parts
+    (numpy products, tokenizers, model runtimes) release the GIL. Each result's ``elapsed_ms`` is its
+    own search's time, measured in its thread. The first search to fail raises here, and searches not
+    yet started are cancelled; so is everything when ``on_done`` raises (a client that went away).
     """
     if not jobs:
         return {}
-    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="retrieve") as pool:
-        futures = {name: pool.submit(_timed, name, job) for name, job in jobs.items()}
-        return {name: future.result() for name, future in futures.items()}
+    done: dict[str, StageResult] = {}
+    pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="retrieve")
+    try:
+        futures = {pool.submit(_timed, name, job): name for name, job in jobs.items()}
+        for future in as_completed(futures):
+            result = future.result()
+            done[futures[future]] = result
+            if on_done is not None:
+                on_done(result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return {name: done[name] for name in jobs}
 
 
-def run_concurrently(retrievers: Sequence[Retriever], query: str) -> dict[str, StageResult]:
+def run_concurrently(
+    retrievers: Sequence[Retriever], query: str, on_done: Callable[[StageResult], None] | None = None
+) -> dict[str, StageResult]:
     """Run first-stage retrievers at once on one query; ``{name: StageResult}`` in input order."""
     names = [r.name for r in retrievers]
     if len(set(names)) != len(names):
         raise ValueError(f"retriever names {names} repeat; give each retriever its own name")
-    return run_jobs({r.name: functools.partial(r, query) for r in retrievers})
+    return run_jobs({r.name: functools.partial(r, query) for r in retrievers}, on_done)

@@ -24,6 +24,8 @@ from clear_rag.types import Block, Chunk, Document, Trace
 
 SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
+DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command runs in
+STORE_ENV = "CLEAR_RAG_STORE"  # or the store this names, as --store does
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

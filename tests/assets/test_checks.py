@@ -11,7 +11,7 @@ from dagster import AssetCheckResult
 
 from assets import checks
 from clear_rag.config import ChunkingConfig
-from clear_rag.eval.ablate import fill_store
+from clear_rag.eval.runner import fill_store
 from clear_rag.eval.suite import Suite, load_suite
 from clear_rag.store.sqlite import Store
 
@@ -25,7 +25,9 @@ def _meta(result: AssetCheckResult, name: str) -> Any:
 
 @pytest.fixture
 def store(project: Path) -> Store:
-    opened, _ = fill_store(load_suite("toy"), ChunkingConfig("fixed", 8, 1), project / "stores")
+    opened, _ = fill_store(
+        load_suite("toy"), ChunkingConfig(chunker="fixed", size=8, overlap=1), project / "stores"
+    )
     return opened
 
 
@@ -73,7 +75,7 @@ def test_the_baseline_does_not_apply_to_a_real_model_or_another_suite() -> None:
 
 def test_a_result_missing_a_key_fails() -> None:
     suite = Suite("tech", Path("tech.yaml"), (), "hybrid rrf")
-    document: dict[str, Any] = {key: None for key in checks.RESULT_KEYS} | {"rows": []}
+    document: dict[str, Any] = {key: None for key in checks.RESULT_KEYS} | {"rows": [], "skipped": []}
     assert checks.has_expected_keys(document, suite).passed
     document.pop("metric_names")
     assert not checks.has_expected_keys(document, suite).passed

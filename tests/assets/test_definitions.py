@@ -59,7 +59,7 @@ def test_the_graph_over_a_small_suite(project: Path) -> None:
 def test_the_bundled_suite_loads_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     definitions = defs()
-    assert len(_partitions(definitions, ["tech", "evaluation"])) == 11
+    assert len(_partitions(definitions, ["tech", "evaluation"])) == 12
     assert len(_partitions(definitions, ["tech", "store"])) == 7
     assert len(_partitions(definitions, ["tech", "parsed"])) == 10
 

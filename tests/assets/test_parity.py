@@ -85,3 +85,45 @@ def test_a_suite_that_needs_a_chat_model_writes_the_same_result(
     # The phrasings changed what was retrieved: the expanded rows are not copies of the plain one.
     retrieved = {r["name"]: [q["retrieved"] for q in r["questions"]] for r in ours["rows"]}
     assert retrieved["multi-query"] != retrieved["hybrid"] or retrieved["hyde"] != retrieved["hybrid"]
+
+
+@pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
+def test_the_cli_the_runner_and_the_graph_give_one_question_the_same_trace(
+    project: Path, counting: CountingEmbedder
+) -> None:
+    """One question path: `clear-rag ask --no-generate`, the evaluation runner and the asset graph
+    produce the same trace for the same question and config (ids, dates and timings aside)."""
+    import yaml
+
+    from clear_rag.eval import runner
+    from clear_rag.eval.suite import load_suite
+    from clear_rag.providers.fake import HashEmbedder
+    from clear_rag.store import Store
+    from clear_rag.trace import without_timings
+
+    with DagsterInstance.ephemeral() as instance:
+        update(toy_definitions(results_dir="dagster-results"), instance, project / CURSOR)
+    graph = json.loads((project / "dagster-results" / "toy.json").read_text(encoding="utf-8"))
+    row = next(r for r in graph["rows"] if r["name"] == "hybrid")
+    question = next(q for q in row["questions"] if q["id"] == "pads")
+    suite = load_suite("toy")
+    (config,) = [r.config for r in suite.rows if r.name == "hybrid"]
+    with Store(Path(row["store"])) as store:
+        from_graph = store.load_trace(question["trace"])
+        labels = runner.suite_labels(suite, store)
+        ran = runner.run_row(
+            next(r for r in suite.rows if r.name == "hybrid"), store, labels, graph["metric_names"],
+            embedder=HashEmbedder(),
+        )  # fmt: skip
+        from_runner = store.load_trace(next(q for q in ran["questions"] if q["id"] == "pads")["trace"])
+    (project / "row.yaml").write_text(yaml.safe_dump(config.to_dict()), encoding="utf-8")
+    asked = CliRunner().invoke(
+        app,
+        ["ask", from_graph.query, "--no-generate", "--store", row["store"], "--config", "row.yaml",
+         "--embedder", "hash"],
+    )  # fmt: skip
+    assert asked.exit_code == 0, asked.output
+    with Store(Path(row["store"])) as store:
+        from_cli = store.load_trace(asked.output.rsplit("trace ", 1)[1].split()[0])
+    assert without_timings(from_graph) == without_timings(from_runner) == without_timings(from_cli)
+    assert [s.name for s in from_cli.stages] == ["keyword", "vector", "fusion", "context"]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from assets.resources import FAKE_RESULTS
-from assets.run import CURSOR, main, reproduced
+from assets.resources import FAKE_RESULTS, committed_for
+from assets.run import CURSOR, main
 from tests.assets.conftest import SOURCE_ASSET_DEPRECATION
 
 # One keyword row keeps this test (real SQLite storage, which syncs to disk per event) to a few runs.
@@ -40,11 +39,17 @@ def test_main_keeps_history_and_a_second_run_does_nothing(
     assert (project / FAKE_RESULTS / "one.json").is_file()
     assert "enabled: false" in (home / "dagster.yaml").read_text(encoding="utf-8")
     assert (home / CURSOR).is_file()
+    # The file just written, committed as the fake baseline: the next run compares with it.
+    committed = project / committed_for("one", "hash")
+    committed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(project / FAKE_RESULTS / "one.json", committed)
 
     assert main(argv) == 0
     second = capsys.readouterr().out
     assert "observed 4 sources; materialized 0 asset partitions" in second
     assert "materializing" not in second
+    reproduces = f"one: 1 of 1 rows reproduce {committed_for('one', 'hash')} (every metric within 0.0001)"
+    assert reproduces in second.splitlines()
 
 
 @pytest.mark.filterwarnings(SOURCE_ASSET_DEPRECATION)
@@ -71,26 +76,3 @@ def test_the_sample_answer_is_materialized_once_and_then_read_back_from_the_stor
     assert f"(stored trace {trace_id};" in second
     printed = [out[out.index("query:") : out.index("(stored trace")] for out in (first, second)]
     assert printed[0] == printed[1]
-
-
-def _result(path: Path, suite: str, metrics: dict[str, dict[str, float]], embedder: str = "e@1") -> Path:
-    rows = [{"name": name, "metrics": values} for name, values in metrics.items()]
-    path.write_text(json.dumps({"suite": suite, "embedder": embedder, "rows": rows}), encoding="utf-8")
-    return path
-
-
-def test_reproduced_compares_each_row_metric_by_metric(tmp_path: Path) -> None:
-    committed = _result(tmp_path / "c.json", "s", {"a": {"ndcg@10": 0.5}, "b": {"ndcg@10": 0.4}})
-    same = _result(tmp_path / "same.json", "s", {"a": {"ndcg@10": 0.50004}, "b": {"ndcg@10": 0.4}})
-    assert reproduced(same, committed) == f"s: 2 of 2 rows reproduce {committed} (every metric within 0.0001)"
-    moved = _result(tmp_path / "moved.json", "s", {"a": {"ndcg@10": 0.5}, "b": {"ndcg@10": 0.45}, "n": {}})
-    assert reproduced(moved, committed).splitlines() == [
-        f"s: 1 of 3 rows reproduce {committed} (every metric within 0.0001)",
-        "  differs: 'b' ndcg@10 0.45 here, 0.4 there",
-        "  differs: 'n' is not in it",
-    ]
-    other_model = _result(tmp_path / "o.json", "s", {"a": {"ndcg@10": 0.5}}, embedder="f@2")
-    assert reproduced(other_model, committed) == f"s: not compared with {committed}, which e@1 measured"
-    assert reproduced(_result(tmp_path / "t.json", "t", {}), committed) == ""
-    assert reproduced(committed, committed) == ""
-    assert reproduced(same, tmp_path / "absent.json") == ""

@@ -3,7 +3,9 @@
 Any change in any metric of any row fails this test with a diff. When a change is intended,
 re-bless the baseline on purpose and commit it with the change that moved it:
 
-    .venv/bin/clear-rag ablate tech --embedder hash --bless
+    .venv/bin/clear-rag ablate tech --embedder hash --reranker lexical --bless
+
+The rerank row runs on the lexical fake here, so `make test` exercises a rerank row end to end.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from clear_rag.eval import ablate
+from clear_rag.eval import runner
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
 
@@ -46,7 +48,11 @@ def test_tech_suite_on_fake_providers_matches_the_committed_baseline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)  # the suite's paths, and so the document ids, are relative to the project
-    result = ablate.run_suite(load_suite("tech"), embedder=HashEmbedder(), root=tmp_path / "stores")
+    suite = runner.with_reranker(load_suite("tech"), "lexical")
+    result = runner.run_suite(suite, embedder=HashEmbedder(), root=tmp_path / "stores")
+    assert (
+        result["skipped"] == [] and result["rows"][-1]["models"]["reranker"] == "lexical-reranker@overlap-1"
+    )
     baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
     assert result["golden"]["sha256"] == baseline["golden"]["sha256"], "golden/tech.yaml changed: re-bless"
     differences = _differences(baseline, result)

@@ -104,6 +104,43 @@ def test_documents_without_terms_count_in_n_and_avgdl_as_in_fts5() -> None:
     assert score == pytest.approx(idf_mat * weight(1, 6, avgdl=14 / 4), rel=1e-12)
 
 
+def test_empty_texts_count_in_n_and_avgdl_through_remove_replace_and_load(tmp_path: Path) -> None:
+    def idf(n: int, df: int) -> float:  # Lucene's, the default
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def only_hit(index: BM25Index, query: str, doc_id: str, score: float) -> None:
+        [(found, found_score)] = index.search(query, k=10)
+        assert found == doc_id
+        assert found_score == pytest.approx(score, rel=1e-12)
+
+    index = build()
+    index.add(["blank", "dots"], ["", "?! ... --"])  # no terms: dl 0, yet each is one of N
+    only_hit(index, "mat", "d1", idf(5, 1) * weight(1, 6, avgdl=14 / 5))
+    index.save(tmp_path)
+    loaded = BM25Index.load(tmp_path)
+    assert len(loaded) == 5
+    assert loaded.search("mat cat", k=10) == index.search("mat cat", k=10)
+    loaded.remove(["d3"])  # 3 terms go, the two empty texts stay
+    only_hit(loaded, "mat", "d1", idf(4, 1) * weight(1, 6, avgdl=11 / 4))
+    loaded.add(["d2"], [""])  # replaced by an empty text: still a document, now of length 0
+    only_hit(loaded, "cat", "d1", idf(4, 1) * weight(1, 6, avgdl=6 / 4))
+    loaded.remove(["blank", "dots"])
+    only_hit(loaded, "cat", "d1", idf(2, 1) * weight(1, 6, avgdl=6 / 2))
+
+
+def test_an_index_of_texts_without_terms_matches_nothing_and_round_trips(tmp_path: Path) -> None:
+    index = BM25Index()
+    index.add(["a", "b"], ["", "..."])
+    assert len(index) == 2 and index.vocabulary == ()
+    assert index.search("cat", k=5) == [] and index.search("", k=5) == []
+    index.save(tmp_path)
+    loaded = BM25Index.load(tmp_path)
+    assert loaded.ids == ("a", "b") and loaded.search("cat", k=5) == []
+    loaded.add(["c"], ["cat"])  # N = 3, avgdl = 1 / 3
+    idf_cat = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    assert dict(loaded.search("cat", k=5)) == pytest.approx({"c": idf_cat * weight(1, 1, avgdl=1 / 3)})
+
+
 def test_ties_are_broken_by_id_also_at_the_k_boundary() -> None:
     index = BM25Index()
     index.add(["c", "a", "d", "b"], ["same words", "same words", "other", "same words"])

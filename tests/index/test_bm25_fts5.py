@@ -24,7 +24,7 @@ import math
 import random
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +34,13 @@ from hypothesis import strategies as st
 
 from clear_rag.index.bm25 import BM25Index
 
-SCIFACT = Path("/work/shared/data/beir-scifact/corpus.jsonl")
+# External data only through ../shared beside the repository root, as tests/eval/test_beir.py finds it.
+SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "beir-scifact" / "corpus.jsonl"
 UNKNOWN = ["zzqx", "xylophonist", "Qwertyuiop"]
 ACCENTS = {"a": "áàâä", "e": "éèêë", "i": "íìîï", "o": "óòôö", "u": "úùûü", "c": "ç", "n": "ñ"}
 STEMMABLE = "connect relat hope generaliz adjust condition nation ration sens electr form"
+# Texts with no token for FTS5's unicode61 nor for BM25Index: blank, ASCII and Unicode punctuation.
+WITHOUT_TOKENS = ["", " ", "...", "?! -- ;", "\u2014 \u2013", "\u00ab\u00bb \u00bf\u00a1", "\u00a0\t\n\u3000"]
 
 
 def generated_corpus() -> list[str]:
@@ -94,8 +97,15 @@ class Pair:
 def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
     corpus, stem = request.param
     texts = generated_corpus() if corpus == "generated" else scifact_corpus()
+    pair = make_pair(corpus, texts, stem)
+    yield pair
+    pair.db.close()
+
+
+def make_pair(corpus: str, texts: list[str], stem: bool) -> Pair:
+    """``texts`` in a BM25Index and in an FTS5 table ``t`` (rowid n for text n, its id in ``m``)."""
     # Hashed ids, so id order is not insertion (rowid) order and the tie rule is really tested.
-    ids = [hashlib.sha256(f"{corpus}{n}".encode()).hexdigest()[:12] for n in range(len(texts))]
+    ids = hashed_ids(corpus, range(len(texts)))
     index = BM25Index(idf="fts5", stem=stem)
     index.add(ids, texts)
     db = sqlite3.connect(":memory:")
@@ -106,8 +116,11 @@ def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
     db.executemany("INSERT INTO m(rowid, id) VALUES (?, ?)", enumerate(ids))
     words = {w for text in texts[:400] for w in re.findall(r"\w+", text)}
     pool = sorted(w for w in words if len(index.analyzer.terms(w)) == 1)
-    yield Pair(index, db, pool)
-    db.close()
+    return Pair(index, db, pool)
+
+
+def hashed_ids(corpus: str, rows: Iterable[int]) -> list[str]:
+    return [hashlib.sha256(f"{corpus}{n}".encode()).hexdigest()[:12] for n in rows]
 
 
 def fts5_search(db: sqlite3.Connection, words: list[str], k: int | None = None) -> list[tuple[str, float]]:
@@ -185,3 +198,45 @@ def test_lucene_idf_differs_from_fts5_as_the_formula_says_for_a_very_common_term
     assert [i for i, _ in lucene] == [i for i, _ in theirs]  # one term: the same order...
     for (_, score), (_, fts5_score) in zip(lucene, theirs, strict=True):  # ...scaled by idf / 1e-6
         assert score == pytest.approx(fts5_score * idf_lucene / 1e-6, rel=1e-9)
+
+
+def test_rows_without_tokens_count_in_n_and_avgdl_as_in_fts5_through_deletes_and_inserts() -> None:
+    rng = random.Random(7)
+    worded = [text for text in generated_corpus()[:150] if text.strip(" .,;-")]
+    texts = worded + [WITHOUT_TOKENS[n % len(WITHOUT_TOKENS)] for n in range(75)]  # a third of the rows
+    rng.shuffle(texts)
+    pair = make_pair("blank-rows", texts, stem=False)
+    index, db = pair.index, pair.db
+    # Neither tokenizer finds a token in those rows: they add to N and nothing to the total length.
+    db.execute("CREATE VIRTUAL TABLE temp.tokens USING fts5vocab(main, t, 'instance')")
+    blank_rows = [n for n, text in enumerate(texts) if text in WITHOUT_TOKENS]
+    holding = {doc for (doc,) in db.execute("SELECT DISTINCT doc FROM temp.tokens")}
+    assert holding.isdisjoint(blank_rows) and all(index.analyzer.terms(t) == [] for t in WITHOUT_TOKENS)
+    queries = [[w] for w in pair.pool[::3]] + [rng.sample(pair.pool, 3) for _ in range(40)]
+
+    def assert_as_fts5() -> None:
+        assert len(index) == db.execute("SELECT count(*) FROM t").fetchone()[0]
+        for words in queries:
+            assert_same_ranking(index.search(" ".join(words), k=len(index)), fts5_search(db, words))
+
+    assert_as_fts5()
+    # Without the blank rows N and avgdl, and with them every score, would be other numbers.
+    alone = BM25Index(idf="fts5")
+    alone.add([f"w{n}" for n in range(len(worded))], worded)
+    word = queries[0][0]
+    assert alone.search(word, k=1)[0][1] != pytest.approx(index.search(word, k=1)[0][1], rel=1e-3)
+
+    gone = rng.sample(range(len(texts)), 60)  # worded and blank rows alike
+    assert not set(gone).isdisjoint(blank_rows)
+    index.remove(hashed_ids("blank-rows", gone))
+    db.executemany("DELETE FROM t WHERE rowid = ?", [(n,) for n in gone])
+    assert_as_fts5()
+
+    added = list(range(len(texts), len(texts) + 30))
+    more = [WITHOUT_TOKENS[n % len(WITHOUT_TOKENS)] if n % 3 else rng.choice(worded) for n in added]
+    more_ids = hashed_ids("blank-rows", added)
+    index.add(more_ids, more)
+    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", zip(added, more, strict=True))
+    db.executemany("INSERT INTO m(rowid, id) VALUES (?, ?)", zip(added, more_ids, strict=True))
+    assert_as_fts5()
+    db.close()

@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 
 from clear_rag.errors import ModelError
-from clear_rag.generate.queries import expand, hypothetical_passage
+from clear_rag.generate.prompt import REFUSAL, answer_messages, citations, is_refusal, sources_block
+from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
 from clear_rag.providers import Message
 from clear_rag.providers.base import describe
 from clear_rag.providers.fake import (
+    ECHO_REFUSAL,
     ChatCall,
+    EchoChatModel,
     HashEmbedder,
     LexicalReranker,
     ScriptedChatModel,
@@ -18,6 +21,7 @@ from clear_rag.providers.fake import (
     token_pieces,
 )
 from clear_rag.providers.select import make_chat
+from clear_rag.retrieve.assemble import Assembled, Passage
 
 BRAKES = "Disc brakes need new pads when the pads wear thin."
 BRAKES_TOO = "Worn brake pads: fit new pads to disc brakes."
@@ -129,3 +133,61 @@ def test_echo_chat_drops_a_word_per_phrasing_and_passes_the_guards() -> None:
     # The same question always gets the same reply: runs on it are reproducible.
     assert hypothetical_passage(chat, "retry budget") == "budget\nretry"
     assert "".join(chat.stream([Message("user", "single")])) == "single"
+
+
+def test_echo_chat_treats_a_rewrite_prompt_as_before_not_as_an_answer_prompt() -> None:
+    history = [Message("user", "What does Growth cost?"), Message("assistant", "290 dollars [1].")]
+    result = rewrite(EchoChatModel(), "and Scale?", history)
+    prompt = "Conversation: user: What does Growth cost? assistant: 290 dollars [1]. Last message: and Scale?"
+    words = prompt.split()
+    assert result.proposed == "\n".join(" ".join(words[:i] + words[i + 1 :]) for i in range(3))
+
+
+def packed(*texts: str) -> Assembled:
+    passages = tuple(
+        Passage(f"d{n}", 0, len(text), (f"d{n}#0000",), text, rank=n, token_count=len(text.split()))
+        for n, text in enumerate(texts, start=1)
+    )
+    return Assembled(passages, sum(p.token_count for p in passages), 1500, ())
+
+
+def ask_echo(question: str, context: Assembled, **options: object) -> str:
+    """The echo model's reply to the real answer prompt over ``context``."""
+    messages = answer_messages(question, sources_block(context.passages))
+    return "".join(EchoChatModel().stream(messages, **options))
+
+
+def test_echo_chat_answers_with_the_first_sentence_of_source_one_and_cites_it() -> None:
+    context = packed(
+        "## Signatures\n\nA webhook signature is valid for five minutes.  After that, retry.",
+        "Unrelated: tyres run at 30 psi. More text.",
+    )
+    answer = ask_echo("how long are webhook signatures valid?", context, temperature=0.0, max_tokens=256)
+    assert answer == "## Signatures A webhook signature is valid for five minutes. [1]"
+    assert citations(answer, context) == citations("[1]", context)
+    # Deterministic, and short however long the sources are: never the prompt echoed back.
+    assert ask_echo("how long are webhook signatures valid?", context) == answer
+
+
+def test_a_citation_in_source_one_does_not_end_its_first_sentence_early() -> None:
+    context = packed("Keys rotate daily (see [2] in the runbook) and expire. Then more.", "Runbook.")
+    assert ask_echo("when do keys rotate?", context) == (
+        "Keys rotate daily (see [2] in the runbook) and expire. [1]"
+    )
+
+
+def test_echo_chat_answer_is_bounded_when_source_one_has_no_sentence_end() -> None:
+    words = [f"w{n}" for n in range(100)]
+    answer = ask_echo("q?", packed(" ".join(words)))
+    assert answer == " ".join(words[:40]) + " [1]"
+
+
+def test_echo_chat_refuses_an_answer_prompt_without_sources() -> None:
+    answer = ask_echo("anything?", packed())
+    assert answer == ECHO_REFUSAL == REFUSAL and is_refusal(answer)
+
+
+def test_the_chat_fakes_fingerprint_as_name_at_version() -> None:
+    scripted = ScriptedChatModel()
+    assert scripted.fingerprint == describe(scripted) == "scripted-chat@1"
+    assert EchoChatModel().fingerprint == "echo-chat@1"

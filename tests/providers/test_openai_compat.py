@@ -184,3 +184,12 @@ def test_a_non_json_error_page_is_quoted(server: FakeServer) -> None:
         pytest.raises(ModelError, match="HTTP 502: Bad Gateway"),
     ):
         list(chat.stream(QUESTION))
+
+
+def test_fingerprint_names_the_model_id_the_server_and_the_version() -> None:
+    with (
+        OpenAIChat("qwen2.5", base_url="http://127.0.0.1:1234/v1") as chat,
+        OpenAIChat("qwen2.5", base_url="http://127.0.0.1:8080", version="q4_k_m") as pinned,
+    ):
+        assert chat.fingerprint == "openai-compat:qwen2.5@http://127.0.0.1:1234#unknown"
+        assert pinned.fingerprint == "openai-compat:qwen2.5@http://127.0.0.1:8080#q4_k_m"

@@ -1,4 +1,5 @@
-"""The DuckDB views over result files: hand-made files of both shapes, the CLI, and the real results/."""
+"""The DuckDB views over result files: hand-made files of a corpus suite and of a BEIR suite (one shape,
+document metrics), the CLI, and the real results/."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def _suite_row(name: str, ndcg: float, q2_rank: int | None, comparisons: dict[st
 def _suite(date: str, ndcgs: tuple[float, float]) -> dict[str, Any]:
     return {
         "suite": "mini", "date": date, "embedder": "hash", "corpus": {"path": "c", "sha256": "0"},
-        "golden": {"path": "g", "sha256": "0"}, "baseline": "hybrid", "metric_names": ["recall@5", "ndcg@10"],
+        "golden": {"path": "g", "sha256": "0"}, "baseline": "hybrid", "headline": "ndcg@10",
+        "metric_names": ["recall@5", "ndcg@10"],
         "rows": [
             _suite_row("bm25", ndcgs[0], None, {"baseline": _comparison("hybrid", -0.2, -0.3, -0.1)}),
             _suite_row("hybrid", ndcgs[1], 2, {"previous": _comparison("bm25", 0.2, -0.05, 0.45)}),
@@ -57,13 +59,24 @@ def _suite(date: str, ndcgs: tuple[float, float]) -> dict[str, Any]:
 
 
 def _beir_row(name: str, ndcg: float, per_query: dict[str, float]) -> dict[str, Any]:
+    """A row of a BEIR suite: the same shape, with document metrics per query."""
+    metrics = {"doc ndcg@10": ndcg, "doc recall@100": 0.9, "doc mrr@10": ndcg / 2}
     return {
         "name": name, "config": {"retrievers": ["vector"]}, "config_hash": f"h-{name}",
         "models": {"embedder": "minilm", "reranker": "ce"}, "date": "2026-02-01T00:00:00+00:00",
-        "dataset": {"name": "toy", "split": "test", "documents": 3, "queries": len(per_query)},
-        "metrics": {"ndcg@10": ndcg, "recall@100": 0.9, "mrr@10": ndcg / 2}, "queries": len(per_query),
-        "seconds_per_query": {"median": 0.02},
-        "per_query": {q: {"ndcg@10": v, "recall@100": 1.0, "mrr@10": v} for q, v in per_query.items()},
+        "metrics": metrics, "by_category": {"all": metrics}, "seconds_per_question": 0.02,
+        "questions": [{"id": q, "category": "all", "retrieved": [], "trace": f"t-{q}",
+                       "metrics": {"doc ndcg@10": v, "doc recall@100": 1.0, "doc mrr@10": v}}
+                      for q, v in per_query.items()],
+        "comparisons": {},
+    }  # fmt: skip
+
+
+def _beir(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "suite": "beir-toy", "date": "2026-02-02T00:00:00+00:00", "embedder": "minilm", "baseline": "bm25",
+        "headline": "doc ndcg@10", "metric_names": ["doc ndcg@10", "doc recall@100", "doc mrr@10"],
+        "rows": rows,
     }  # fmt: skip
 
 
@@ -75,8 +88,9 @@ def results(tmp_path: Path) -> Path:
     files = {
         "mini.json": _suite("2026-01-02T03:04:05+00:00", (0.4, 0.6)),
         "mini-fake.json": _suite("2026-01-01T00:00:00+00:00", (0.3, 0.3)),
-        "beir-toy.json": {"suite": "beir-toy", "updated": "2026-02-02T00:00:00+00:00", "rows": [
-            _beir_row("bm25", 0.5, {"7": 1.0, "3": 0.0}), _beir_row("dense", 0.7, {"7": 0.4})]},
+        "beir-toy.json": _beir(
+            [_beir_row("bm25", 0.5, {"7": 1.0, "3": 0.0}), _beir_row("dense", 0.7, {"7": 0.4})]
+        ),
         "bench/retrieval.json": {"date": "2026-01-01", "benchmark": "retrieval", "rows": 3},
     }  # fmt: skip
     for name, content in files.items():
@@ -86,21 +100,23 @@ def results(tmp_path: Path) -> Path:
 
 def test_suites_has_one_row_per_file_and_skips_subfolders(results: Path) -> None:
     columns, rows = run_named("suites", results)
-    assert columns == ["file", "suite", "date", "embedder", "baseline", "row_count"]
+    assert columns == ["file", "suite", "date", "embedder", "baseline", "headline", "row_count"]
     assert rows == [
-        ("beir-toy", "beir-toy", datetime(2026, 2, 2, tzinfo=UTC), None, None, 2),
-        ("mini", "mini", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "hash", "hybrid", 2),
-        ("mini-fake", "mini", datetime(2026, 1, 1, tzinfo=UTC), "hash", "hybrid", 2),
+        ("beir-toy", "beir-toy", datetime(2026, 2, 2, tzinfo=UTC), "minilm", "bm25", "doc ndcg@10", 2),
+        ("mini", "mini", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "hash", "hybrid", "ndcg@10", 2),
+        ("mini-fake", "mini", datetime(2026, 1, 1, tzinfo=UTC), "hash", "hybrid", "ndcg@10", 2),
     ]
 
 
-def test_rows_has_each_metric_as_a_column_over_both_shapes(results: Path) -> None:
+def test_rows_has_each_metric_as_a_column_and_the_files_headline(results: Path) -> None:
     columns, rows = run_named("rows", results)
-    first_metric = columns.index("seconds_per_question") + 1
-    assert columns[first_metric:] == ["ndcg@10", "recall@100", "mrr@10", "recall@5", "recall@10", "config"]
+    first_metric = columns.index("headline") + 1
+    assert columns[first_metric:] == [
+        "doc ndcg@10", "doc recall@100", "doc mrr@10", "recall@5", "recall@10", "mrr@10", "ndcg@10", "config"
+    ]  # fmt: skip
     picked = run_sql(
-        "SELECT file, row, config_hash, embedder, reranker, questions, seconds_per_question, "
-        '"ndcg@10", "recall@100", "recall@5" FROM rows',
+        "SELECT file, row, config_hash, embedder, reranker, questions, seconds_per_question, headline, "
+        '"doc recall@100", "recall@5" FROM rows',
         results,
     )[1]
     assert picked == [
@@ -112,7 +128,7 @@ def test_rows_has_each_metric_as_a_column_over_both_shapes(results: Path) -> Non
         ("mini-fake", "hybrid", "h-hybrid", "hash", None, 3, 0.01, 0.3, None, 0.5),
     ]
     dates = run_sql("SELECT DISTINCT file, date FROM rows ORDER BY file", results)[1]
-    # A BEIR row carries its own date; a suite row takes its file's.
+    # A row that carries its own date keeps it; one without takes its file's.
     assert [d for _, d in dates] == [
         datetime(2026, 2, 1, tzinfo=UTC),
         datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
@@ -121,14 +137,12 @@ def test_rows_has_each_metric_as_a_column_over_both_shapes(results: Path) -> Non
     assert json.loads(rows[0][-1]) == {"retrievers": ["vector"]}
 
 
-def test_questions_cover_suite_questions_and_beir_queries_in_file_order(results: Path) -> None:
-    sql = (
-        'SELECT row, question, category, first_rank, trace, "ndcg@10", "recall@5" FROM questions WHERE file='
-    )
+def test_questions_cover_every_file_in_file_order(results: Path) -> None:
+    sql = 'SELECT row, question, category, first_rank, trace, headline, "recall@5" FROM questions WHERE file='
     assert run_sql(sql + "'beir-toy'", results)[1] == [
-        ("bm25", "7", None, None, None, 1.0, None),
-        ("bm25", "3", None, None, None, 0.0, None),
-        ("dense", "7", None, None, None, 0.4, None),
+        ("bm25", "7", "all", None, "t-7", 1.0, None),
+        ("bm25", "3", "all", None, "t-3", 0.0, None),
+        ("dense", "7", "all", None, "t-7", 0.4, None),
     ]
     assert run_sql(sql + "'mini'", results)[1] == [
         ("bm25", "q1", "factual", 1, "t-q1", 1.0, 1.0),
@@ -149,7 +163,7 @@ def test_by_category_is_long_form(results: Path) -> None:
         ("hybrid", "factual", "recall@5", 1.0), ("hybrid", "factual", "ndcg@10", 1.0),
         ("hybrid", "paraphrase", "recall@5", 0.0), ("hybrid", "paraphrase", "ndcg@10", 1 / 2),
     ]  # fmt: skip
-    assert run_sql("SELECT count(*) FROM by_category WHERE file = 'beir-toy'", results)[1] == [(0,)]
+    assert run_sql("SELECT count(*) FROM by_category WHERE file = 'beir-toy'", results)[1] == [(6,)]
 
 
 def test_comparisons_name_the_kind_and_the_row_compared_with(results: Path) -> None:
@@ -165,29 +179,31 @@ def test_comparisons_name_the_kind_and_the_row_compared_with(results: Path) -> N
 def test_named_queries(results: Path) -> None:
     assert set(QUERIES) == {"best_rows", "significant", "missed_by_all"}
     assert run_named("best_rows", results)[1] == [
-        ("beir-toy", "beir-toy", "dense", "h-dense", "minilm", 0.7),
-        ("mini", "mini", "hybrid", "h-hybrid", "hash", 0.6),
-        ("mini-fake", "mini", "bm25", "h-bm25", "hash", 0.3),  # a tie goes to the row listed first
+        ("beir-toy", "beir-toy", "dense", "h-dense", "minilm", "doc ndcg@10", 0.7),
+        ("mini", "mini", "hybrid", "h-hybrid", "hash", "ndcg@10", 0.6),
+        ("mini-fake", "mini", "bm25", "h-bm25", "hash", "ndcg@10", 0.3),  # a tie goes to the row listed first
     ]
     significant = run_named("significant", results)[1]
     assert [(f, row, against, d) for f, row, against, _, _, d, *_ in significant] == [
         ("mini", "bm25", "baseline", -0.2), ("mini-fake", "bm25", "baseline", -0.2)
     ]  # fmt: skip
     assert run_named("missed_by_all", results)[1] == [
-        ("beir-toy", "beir-toy", "3", None, 1),
+        ("beir-toy", "beir-toy", "3", "all", 1),
         ("mini", "mini", "q3", "paraphrase", 2),
         ("mini-fake", "mini", "q3", "paraphrase", 2),
     ]
 
 
-def test_a_large_per_query_object_reads_like_a_small_one(results: Path) -> None:
+def test_a_large_metrics_object_reads_like_a_small_one(results: Path) -> None:
     # DuckDB's own inference makes an object of more than 200 keys a MAP and a smaller one a STRUCT.
-    big = {"suite": "beir-big", "rows": [_beir_row("bm25", 0.5, {str(n): n / 1000 for n in range(250)})]}
+    row = _beir_row("bm25", 0.5, {"1": 0.1})
+    row["by_category"] = {f"c{n}": {"doc ndcg@10": n / 1000} for n in range(250)}
+    big = {**_beir([row]), "suite": "beir-big"}
     (results / "beir-big.json").write_text(json.dumps(big), encoding="utf-8")
-    rows = run_sql(
-        'SELECT file, count(*), max("ndcg@10") FROM questions GROUP BY file ORDER BY file', results
-    )[1]
-    assert rows[:2] == [("beir-big", 250, 0.249), ("beir-toy", 3, 1.0)]
+    rows = run_sql("SELECT file, count(*), max(value) FROM by_category GROUP BY file ORDER BY file", results)[
+        1
+    ]
+    assert rows[:2] == [("beir-big", 250, 0.249), ("beir-toy", 6, 0.9)]
 
 
 def test_errors_name_the_problem(results: Path, tmp_path: Path) -> None:
@@ -213,21 +229,21 @@ def test_user_sql_reads_only_the_results_folder(results: Path, tmp_path: Path) -
 
 
 def test_cli_sql_prints_an_aligned_table_or_json_lines(results: Path) -> None:
-    sql = "SELECT row, \"ndcg@10\", embedder FROM rows WHERE file = 'beir-toy'"
+    sql = "SELECT row, \"doc ndcg@10\", embedder FROM rows WHERE file = 'beir-toy'"
     table = runner.invoke(app, ["results", "sql", sql, "--results-dir", str(results)])
     assert table.exit_code == 0, table.output
     assert table.output == (
-        "row    ndcg@10  embedder\n"
-        "-----  -------  --------\n"
-        "bm25       0.5  minilm\n"
-        "dense      0.7  minilm\n"
+        "row    doc ndcg@10  embedder\n"
+        "-----  -----------  --------\n"
+        "bm25           0.5  minilm\n"
+        "dense          0.7  minilm\n"
         "(2 rows)\n"
     )
     lines = runner.invoke(app, ["results", "sql", sql, "--json", "--results-dir", str(results)])
     assert lines.exit_code == 0, lines.output
     assert [json.loads(line) for line in lines.output.splitlines()] == [
-        {"row": "bm25", "ndcg@10": 0.5, "embedder": "minilm"},
-        {"row": "dense", "ndcg@10": 0.7, "embedder": "minilm"},
+        {"row": "bm25", "doc ndcg@10": 0.5, "embedder": "minilm"},
+        {"row": "dense", "doc ndcg@10": 0.7, "embedder": "minilm"},
     ]
     dated = runner.invoke(app, ["results", "sql", "SELECT date FROM suites LIMIT 1", "--json",
                                 "--results-dir", str(results)])  # fmt: skip
@@ -248,7 +264,7 @@ def test_cli_views_lists_every_view_with_its_columns(results: Path) -> None:
     assert headings == [*VIEWS, "named queries (clear-rag results show NAME)", "the files as read, nested"]
     assert "  ndcg@10               DOUBLE" in result.output
     assert "  against_row  VARCHAR" in result.output
-    assert "  best_rows      Per result file, the row with the highest ndcg@10" in result.output
+    assert "  best_rows      Per result file, the row with the best headline metric" in result.output
 
 
 def test_cli_show_runs_a_named_query(results: Path) -> None:
@@ -260,6 +276,8 @@ def test_cli_show_runs_a_named_query(results: Path) -> None:
         "dense",
         "h-dense",
         "minilm",
+        "doc",
+        "ndcg@10",
         "0.7",
     ]
     unknown = runner.invoke(app, ["results", "show", "nope", "--results-dir", str(results)])

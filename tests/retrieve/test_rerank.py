@@ -46,25 +46,26 @@ def test_rerank_orders_the_shortlist_by_logit_and_drops_the_rest(cand: MakeCandi
     ]
 
 
-def test_rerank_keeps_earlier_sources_and_adds_its_own(cand: MakeCandidate) -> None:
+def test_rerank_records_only_its_input_rank_and_score(cand: MakeCandidate) -> None:
     earlier = Contribution(rank=1, score=1 / 61, contribution=1 / 61)
     first = Candidate("chains#0000", "chains", 0, TABLE["chains#0000"].end, 1 / 61, {"keyword": earlier})
-    got = RerankStage(CountingReranker([1.5]), dict.fromkeys(TABLE, "text"), name="ce")(QUERY, [first])
+    got = RerankStage(CountingReranker([1.5]), dict.fromkeys(TABLE, "text"), name="ce")(
+        QUERY, [first], source="fusion"
+    )
+    # the logit owes nothing to the fused score: the input's rank and score, and 0.0 added
     assert got == [
-        Candidate(
-            "chains#0000", "chains", 0, first.end, 1.5, {"keyword": earlier, "ce": Contribution(1, 1.5, 1.5)}
-        )
+        Candidate("chains#0000", "chains", 0, first.end, 1.5, {"fusion": Contribution(1, 1 / 61, 0.0)})
     ]
     assert first.score == 1 / 61  # the input candidate is untouched
 
 
 def test_equal_logits_break_by_chunk_id(cand: MakeCandidate) -> None:
     fused = [cand("tyres#0000", 3.0), cand("brakes#0001", 2.0), cand("brakes#0000", 1.0)]
-    got = RerankStage(CountingReranker([0.0, 0.0, 0.0]), chunk_text)(QUERY, fused)
-    assert [(c.chunk_id, c.sources["rerank"].rank) for c in got] == [
-        ("brakes#0000", 1),
+    got = RerankStage(CountingReranker([0.0, 0.0, 0.0]), chunk_text)(QUERY, fused, source="fusion")
+    assert [(c.chunk_id, c.sources["fusion"].rank) for c in got] == [  # input ranks 3, 2, 1
+        ("brakes#0000", 3),
         ("brakes#0001", 2),
-        ("tyres#0000", 3),
+        ("tyres#0000", 1),
     ]
 
 

@@ -133,7 +133,7 @@ def test_run_concurrently_runs_in_parallel(table: ChunkTable) -> None:
         def __init__(self, name: str) -> None:
             self.name = name
 
-        def __call__(self, query: str) -> list[Candidate]:
+        def __call__(self, query: str, *, source: str | None = None) -> list[Candidate]:
             barrier.wait()  # only returns once both retrievers are running at the same time
             return []
 

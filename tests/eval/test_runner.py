@@ -1,4 +1,5 @@
-"""The ablation runner end to end on the fake providers: rows, comparisons, replay, determinism."""
+"""The one evaluation runner end to end on the fake providers: rows, comparisons, replay, determinism,
+a rerank row, generations from the cache, and the same trace as `clear-rag ask` for one question."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
-from clear_rag.eval import ablate
+from clear_rag.eval import runner as ablate
 from clear_rag.eval.golden import LabelError
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
@@ -28,6 +29,7 @@ rows:
   - {name: hybrid}
   - {name: hybrid minmax, set: {fusion: minmax}}
   - {name: bigger chunks, set: {chunking: {size: 32}}}
+  - {name: hybrid + rerank, set: {rerank: true, reranker: lexical}}
 """
 
 
@@ -43,7 +45,7 @@ def test_rows_metrics_and_comparisons(project: Path) -> None:
     suite = load_suite("toy.yaml")
     result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
     rows = {r["name"]: r for r in result["rows"]}
-    assert list(rows) == ["dense", "bm25", "hybrid", "hybrid minmax", "bigger chunks"]
+    assert list(rows) == ["dense", "bm25", "hybrid", "hybrid minmax", "bigger chunks", "hybrid + rerank"]
     assert result["golden"]["questions"] == 3
     bm25 = {q["id"]: q for q in rows["bm25"]["questions"]}
     assert bm25["pads"]["first_rank"] == 1
@@ -56,6 +58,37 @@ def test_rows_metrics_and_comparisons(project: Path) -> None:
     assert rows["bm25"]["models"].get("embedder") is None
     assert rows["dense"]["models"]["embedder"].startswith("hash")
     assert rows["bigger chunks"]["store"] != rows["hybrid"]["store"]  # its own chunking, its own store
+    assert rows["hybrid + rerank"]["models"]["reranker"] == "lexical-reranker@overlap-1"
+    assert result["metric_names"] == ["recall@5", "recall@10", "mrr@10", "ndcg@10"]
+    assert result["headline"] == "ndcg@10" and result["skipped"] == []
+    assert result["metric_questions"] == {name: 3 for name in result["metric_names"]}
+
+
+def test_a_rerank_row_runs_on_the_fake_and_reranks_the_fused_shortlist(project: Path) -> None:
+    suite = load_suite("toy.yaml")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    row = result["rows"][-1]
+    with Store(Path(row["store"])) as store:
+        trace = store.load_trace(row["questions"][0]["trace"])
+    assert [s.name for s in trace.stages] == ["keyword", "vector", "fusion", "rerank", "context"]
+    assert row["questions"][0]["retrieved"] == [c.chunk_id for c in trace.stages[3].candidates[:10]]
+
+
+def test_a_rerank_row_whose_reranker_is_not_here_is_skipped_with_its_reason(project: Path) -> None:
+    (project / "toy.yaml").write_text(SUITE.replace("reranker: lexical", "reranker: ms-marco-minilm-l6"))
+    suite = load_suite("toy.yaml")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    assert [r["name"] for r in result["rows"]][-1] == "bigger chunks"
+    (skipped,) = result["skipped"]
+    assert (
+        skipped["name"] == "hybrid + rerank"
+        and "clear-rag models pull ms-marco-minilm-l6" in skipped["reason"]
+    )
+    # --reranker gives every row that reranks the named one, and then it runs
+    rerun = ablate.run_suite(
+        ablate.with_reranker(suite, "lexical"), embedder=HashEmbedder(dim=64), root=project / "s"
+    )
+    assert rerun["skipped"] == [] and rerun["rows"][-1]["config"]["reranker"] == "lexical"
 
 
 def test_replay_from_stored_traces_equals_the_live_run(project: Path) -> None:
@@ -86,10 +119,11 @@ def test_rechunking_at_another_size_keeps_labels_valid(project: Path) -> None:
     suite = load_suite("toy.yaml")
     spans = set()
     for size in (4, 16, 64):
-        chunking = suite.rows[0].config.chunking.__class__(chunker="fixed", size=size, overlap=0)
-        prepared = ablate.prepare(suite, chunking, project / "stores")
-        spans.add(tuple((b.doc_id, b.start, b.end) for q in prepared.golden.questions for b in q.labels))
-        prepared.store.close()
+        chunking = suite.rows[0].config.chunking.replace(chunker="fixed", size=size, overlap=0)
+        store, _ = ablate.prepare(suite, chunking, project / "stores", HashEmbedder(dim=64))
+        with store:
+            labels = ablate.suite_labels(suite, store)
+        spans.add(tuple((b.doc_id, b.start, b.end) for q in labels.questions for b in q.labels))
     assert len(spans) == 1
 
 
@@ -99,12 +133,12 @@ def test_ambiguous_and_missing_quotes_are_errors(project: Path) -> None:
     with pytest.raises(
         LabelError, match=r"chain: quote 'ee' matches 2 times in docs/a.md \(docs/a.md at \d+"
     ):
-        ablate.prepare(load_suite("toy.yaml"), load_suite("toy.yaml").rows[0].config.chunking, project / "s")
+        ablate.run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=project / "s")
     golden.write_text(GOLDEN.replace("80 to 100 psi", "90 psi"), encoding="utf-8")
     with pytest.raises(
         LabelError, match=r"pressure: quote .* matches nothing in the corpus; its first 6 words"
     ):
-        ablate.prepare(load_suite("toy.yaml"), load_suite("toy.yaml").rows[0].config.chunking, project / "s")
+        ablate.run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=project / "s")
 
 
 def test_expansion_and_hyde_rows_ask_the_chat_model(project: Path) -> None:

@@ -1,0 +1,386 @@
+"""The evaluation runner: every row of a suite over the same questions, through the one question path.
+
+A suite over a corpus folder and a BEIR dataset run the same way. Per chunking the rows use, the
+corpus is ingested into its own store and the indexes those rows search are brought up to date
+(``prepare``: the ingest step, with progress). Each row then asks every question through
+``Planner.run`` without generating an answer, exactly as ``clear-rag ask --no-generate`` does;
+each trace is stored, scored (span metrics where a question has span labels, document metrics
+where it has qrels) and can be scored again later from the store with no model (``replay``).
+Rows are compared with the baseline row and the row before them (``results.document``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from clear_rag.chunk.factory import make_chunker
+from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.errors import ConfigError, ModelMissing
+from clear_rag.eval import beir
+from clear_rag.eval import metrics as m
+from clear_rag.eval.golden import Question
+from clear_rag.eval.labels import Labels, labels_in
+from clear_rag.eval.suite import Row, Suite
+from clear_rag.generate.cache import CachedChat, GenerationCache
+from clear_rag.generate.planner import Planner
+from clear_rag.hashing import file_sha256
+from clear_rag.index.sync import SyncReport
+from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
+from clear_rag.progress import Progress as ProgressReport
+from clear_rag.providers.base import ChatModel, Embedder
+from clear_rag.results.document import result_document
+from clear_rag.session import open_pipeline, sync_indexes
+from clear_rag.store.sqlite import DB_NAME, Store
+from clear_rag.types import Candidate, Trace
+
+COMMITTED = Path("results")  # the result files the README renders, and their generations
+STORES = "ablate"  # the suites' stores live under the store directory (.clear-rag/ablate by default)
+SPAN_METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
+DOC_METRICS = ("doc ndcg@10", "doc recall@100", "doc mrr@10", "doc recall@10")
+
+Progress = Callable[[int, int], None]
+
+
+def stores_root(store: Path) -> Path:
+    """Where a suite's stores go for the store directory ``store`` (``--store``, ``$CLEAR_RAG_STORE``)."""
+    return store / STORES
+
+
+def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
+    """The store for one chunking of the suite's corpus.
+
+    Named by the corpus, not the suite, so that suites over the same corpus and chunking (tech and
+    tech-expansion, say) share one store and its embeddings are computed once.
+    """
+    key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
+    digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
+    source = suite.beir or suite.corpus or Path(suite.name)
+    corpus = re.sub(r"[^A-Za-z0-9]+", "-", source.name).strip("-") or suite.name
+    return root / f"{corpus}-{chunking.chunker}-{digest}"
+
+
+def metric_names(suite: Suite, labels: Labels) -> list[str]:
+    """What the suite reports: its ``metrics:``, or span metrics where there are span labels and
+    document nDCG@10 where there are qrels."""
+    known = (*SPAN_METRICS, *DOC_METRICS)
+    for name in suite.metrics:
+        if name not in known:
+            raise ConfigError(
+                "is not a metric the runner computes",
+                path=str(suite.path),
+                field="metrics",
+                value=name,
+                fix=f"Use some of: {', '.join(known)}",
+            )
+    if suite.metrics:
+        return list(suite.metrics)
+    return [*(SPAN_METRICS if labels.spans else ()), *(DOC_METRICS[:1] if labels.qrels else ())]
+
+
+def fill_store(
+    suite: Suite, chunking: ChunkingConfig, root: Path, parsed: Mapping[str, ParsedFile] | None = None
+) -> tuple[Store, IngestReport]:
+    """The store for one chunking of the suite's corpus, brought up to date with the corpus.
+
+    A corpus suite's files are ingested (unchanged files skipped by hash, vanished ones pruned); a
+    BEIR suite's ``corpus.jsonl`` lines are, each document skipped by its content hash. ``parsed``
+    holds corpus files parsed already (the asset graph parses each file once for every chunking).
+    """
+    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+    if suite.beir is not None:
+        store = Store(store_dir(suite, chunking, root), root=suite.beir)
+        dataset = beir.load(suite.beir, split=suite.split)
+        report = ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
+    else:
+        store = Store(store_dir(suite, chunking, root), root=Path.cwd())
+        report = ingest(store, [suite.corpus or Path()], chunker, prune=True, parsed=parsed)
+    failed = [o.message for o in report.outcomes if o.action == "failed"]
+    if failed:
+        store.close()
+        raise ConfigError(
+            "has corpus files that failed to ingest",
+            path=str(suite.path),
+            value=failed,
+            fix="Fix or remove them",
+        )
+    return store, report
+
+
+def prepare(
+    suite: Suite,
+    chunking: ChunkingConfig,
+    root: Path,
+    embedder: Embedder | None,
+    *,
+    progress: Progress | None = None,
+) -> tuple[Store, list[SyncReport]]:
+    """The ingest step of a suite for one chunking: the store filled, and the indexes its rows with
+    that chunking search brought up to date (only new chunks embedded)."""
+    store, _ = fill_store(suite, chunking, root)
+    rows = [r.config for r in suite.rows if r.config.chunking == chunking]
+    return store, sync_indexes(store, rows, embedder, progress=progress)
+
+
+def corpus_sha256(suite: Suite, store: Store) -> str:
+    """Which corpus a result measured: ``corpus.jsonl``'s digest for BEIR, else one digest of every
+    stored document's id and content hash."""
+    if suite.beir is not None:
+        return file_sha256(suite.beir / beir.CORPUS)
+    records = store.records()
+    return hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
+
+
+def suite_labels(suite: Suite, store: Store) -> Labels:
+    return labels_in(suite, {r.id: store.document_text(r.id) for r in store.records()})
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    doc_id: str
+    start: int
+    end: int
+
+
+def chunks_by_doc(store: Store) -> dict[str, list[_Span]]:
+    """Every chunk span of the store, by document: what span nDCG's ideal is computed from."""
+    found: dict[str, list[_Span]] = {}
+    for _, doc_id, start, end in store.chunk_spans():
+        found.setdefault(doc_id, []).append(_Span(doc_id, start, end))
+    return found
+
+
+def ranked(trace: Trace) -> tuple[Candidate, ...]:
+    """The final ranking a trace produced: its last stage before context assembly."""
+    stages = [s for s in trace.stages if s.name != "context"]
+    return stages[-1].candidates if stages else ()
+
+
+def score(
+    ranking: Sequence[Candidate],
+    question: Question,
+    qrels: Mapping[str, float] | None,
+    chunks: Mapping[str, Sequence[_Span]],
+    names: Sequence[str],
+) -> dict[str, Any]:
+    """One question's metrics (those of ``names`` its labels allow) and what decided them."""
+    labels = question.labels
+    values: dict[str, float] = {}
+    detail: dict[str, Any] = {"id": question.id, "category": question.category}
+    if labels:
+        spans = [c for doc in {label.doc_id for label in labels} for c in chunks.get(doc, ())]
+        span_values = {
+            "recall@5": m.span_recall_at_k(ranking, labels, 5),
+            "recall@10": m.span_recall_at_k(ranking, labels, 10),
+            "mrr@10": m.span_mrr_at_k(ranking, labels, 10),
+            "ndcg@10": m.span_ndcg_at_k(ranking, labels, 10, chunks=spans),
+        }
+        values.update({k: v for k, v in span_values.items() if k in names})
+        detail["first_rank"] = m.first_covering_rank(ranking, labels)
+        detail["covered"] = sorted(set().union(*m.covered_at(ranking[:10], labels)))
+        detail["labels"] = len(labels)
+        detail["relevant_chunks"] = len(m.relevant_chunks(spans, labels))
+    if qrels:
+        docs = m.first_occurrences([c.doc_id for c in ranking])
+        doc_values = {
+            "doc ndcg@10": m.ndcg_at_k(docs, qrels, 10),
+            "doc recall@100": m.recall_at_k(docs, qrels, 100),
+            "doc mrr@10": m.mrr_at_k(docs, qrels, 10),
+            "doc recall@10": m.recall_at_k(docs, qrels, 10),
+        }
+        values.update({k: v for k, v in doc_values.items() if k in names})
+    detail["retrieved"] = [c.chunk_id for c in ranking[:10]]
+    detail["metrics"] = {name: round(values[name], 6) for name in names if name in values}
+    return detail
+
+
+def aggregate(questions: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, float]:
+    """Each metric's mean over the questions that have it (a span metric over those with span labels)."""
+    means = {}
+    for name in names:
+        values = [q["metrics"][name] for q in questions if name in q["metrics"]]
+        if values:
+            means[name] = round(statistics.fmean(values), 4)
+    return means
+
+
+def needs_chat(config: PipelineConfig) -> bool:
+    return config.needs_chat()
+
+
+def run_row(
+    row: Row,
+    store: Store,
+    labels: Labels,
+    names: Sequence[str],
+    *,
+    embedder: Embedder | None,
+    chat: ChatModel | None = None,
+    corpus: str = "",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """One row over every question: per-question metrics and detail, aggregates, timings.
+
+    A row that needs a model this machine does not have (a reranker not pulled) comes back as
+    ``{"name": ..., "skipped": reason}``; every other problem is raised.
+    """
+    if row.config.needs_chat() and chat is None:
+        raise ConfigError(
+            "expands the query or uses HyDE, which needs a chat model",
+            field=f"row {row.name!r}",
+            fix="Pass --chat (e.g. --chat smollm2, or --chat echo for the fake)",
+        )
+    vector = "vector" in row.config.retrievers
+    try:
+        pipeline = open_pipeline(store, row.config, embedder=embedder if vector else None)
+    except ModelMissing as err:
+        return {
+            "name": row.name,
+            "config": row.config.to_dict(),
+            "config_hash": row.config.hash(),
+            "skipped": str(err),
+        }
+    planner = Planner(pipeline, chat if row.config.needs_chat() else None)
+    chunks = chunks_by_doc(store)
+    questions: list[dict[str, Any]] = []
+    seconds: list[float] = []
+    models: dict[str, str] = dict(pipeline.models)
+    for n, question in enumerate(labels.questions):
+        started = time.perf_counter()
+        trace = planner.run(question.question, generate=False)
+        seconds.append(time.perf_counter() - started)
+        models.update(trace.models)
+        store.save_trace(trace, config_hash=row.config.hash())
+        detail = score(ranked(trace), question, labels.qrels.get(question.id), chunks, names)
+        questions.append({**detail, "trace": trace.id})
+        if progress is not None:
+            progress(n + 1, len(labels.questions))
+    return {
+        "name": row.name,
+        "config": row.config.to_dict(),
+        "config_hash": row.config.hash(),
+        "models": models,
+        "store": str(store.directory),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "corpus_sha256": corpus,
+        "golden_sha256": labels.sha256,
+        "metrics": aggregate(questions, names),
+        "by_category": {
+            cat: aggregate([q for q in questions if q["category"] == cat], names)
+            for cat in labels.categories()
+        },
+        "seconds_per_question": round(statistics.median(seconds), 4) if seconds else 0.0,
+        "questions": questions,
+    }
+
+
+def run_suite(
+    suite: Suite,
+    *,
+    embedder: Embedder | None,
+    chat: ChatModel | None = None,
+    root: Path,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Every row of ``suite``: the result document ``results/<suite>.json`` holds.
+
+    ``show_progress`` shows the embedding of each store and each row's questions on stderr.
+    """
+    rows: list[dict[str, Any]] = []
+    opened: dict[ChunkingConfig, tuple[Store, Labels, str]] = {}
+    try:
+        for row in suite.rows:
+            chunking = row.config.chunking
+            if chunking not in opened:
+                with ProgressReport("embed", "chunk", enabled=show_progress) as bar:
+                    store, _ = prepare(suite, chunking, root, embedder, progress=bar.update)
+                opened[chunking] = (store, suite_labels(suite, store), corpus_sha256(suite, store))
+            store, labels, corpus = opened[chunking]
+            names = metric_names(suite, labels)
+            with ProgressReport(row.name[:40], "question", enabled=show_progress) as bar:
+                rows.append(
+                    run_row(
+                        row,
+                        store,
+                        labels,
+                        names,
+                        embedder=embedder,
+                        chat=chat,
+                        corpus=corpus,
+                        progress=bar.update,
+                    )
+                )
+        _, first_labels, first_corpus = next(iter(opened.values()))
+        return result_document(suite, rows, first_labels, first_corpus, embedder)
+    finally:
+        for store, _, _ in opened.values():
+            store.close()
+
+
+def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """Every row's per-question metrics recomputed from its stored traces, with no model at all."""
+    names = document["metric_names"]
+    replayed: dict[str, dict[str, dict[str, float]]] = {}
+    by_name = {r.name: r for r in suite.rows}
+    for row_result in document["rows"]:
+        row = by_name[row_result["name"]]
+        with Store(store_dir(suite, row.config.chunking, root)) as store:
+            labels = suite_labels(suite, store)
+            questions = {q.id: q for q in labels.questions}
+            chunks = chunks_by_doc(store)
+            replayed[row.name] = {
+                q["id"]: score(
+                    ranked(store.load_trace(q["trace"])),
+                    questions[q["id"]],
+                    labels.qrels.get(q["id"]),
+                    chunks,
+                    names,
+                )["metrics"]
+                for q in row_result["questions"]
+            }
+    return replayed
+
+
+GENERATIONS = "generations"
+
+
+def generations_file(suite: Suite, results_dir: Path) -> Path:
+    """Where the generations that feed ``results_dir/<suite>.json`` are kept: beside it, in a folder
+    of their own so the ``results/*.json`` glob of the DuckDB views does not read them."""
+    return results_dir / GENERATIONS / f"{suite.name}.json"
+
+
+def cached_chat(chat: ChatModel, suite: Suite, results_dir: Path, *, regenerate: bool = False) -> CachedChat:
+    """``chat`` answering from the suite's generation cache: the file beside the result this run
+    writes, falling back to the committed one under ``results/``, so a run anywhere reproduces the
+    committed phrasings and asks the model only for new ones (or, with ``regenerate``, for all)."""
+    own = generations_file(suite, results_dir)
+    committed = generations_file(suite, COMMITTED)
+    fallbacks = [committed] if committed.resolve() != own.resolve() else []
+    return CachedChat(chat, GenerationCache(own, fallbacks=fallbacks), regenerate=regenerate)
+
+
+def with_reranker(suite: Suite, reranker: str) -> Suite:
+    """The suite with ``reranker`` as the cross-encoder of every row that reranks (``--reranker``)."""
+    rows = tuple(
+        Row(r.name, r.config.replace(reranker=reranker)) if r.config.rerank else r for r in suite.rows
+    )
+    return suite.with_rows(rows)
+
+
+def missing_stores(document: Mapping[str, Any], suite: Suite, root: Path) -> list[str]:
+    """The stores a result's traces live in that are not here (a fresh clone has none of them)."""
+    by_name = {r.name: r for r in suite.rows}
+    wanted = {
+        str(store_dir(suite, by_name[row["name"]].config.chunking, root))
+        for row in document["rows"]
+        if row["name"] in by_name
+    }
+    return sorted(path for path in wanted if not (Path(path) / DB_NAME).exists())

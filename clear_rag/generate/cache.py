@@ -1,0 +1,349 @@
+"""Generations that feed a result, cached by (model fingerprint, messages, options) in a committed file.
+
+Multi-query expansion and HyDE ask a chat model for text, and the same model file compiled into another
+llama.cpp build writes other text: a fresh clone measured multi-query recall@5 0.6214 against the
+committed 0.6857. So every generation that feeds a result is kept in a JSON file beside it
+(``results/generations/<suite>.json``); a run reads it instead of asking the model, and only a run
+with ``regenerate=True`` asks again, counting how many answers changed.
+
+The file, written with sorted keys and two-space indents so that the same entries always give the
+same bytes::
+
+    {
+      "format": 1,
+      "generations": {
+        "<sha256 of the key material>": {
+          "fingerprint": "sha256:...",
+          "messages": [{"content": "...", "role": "system"}, ...],
+          "model": "SmolLM2-135M-Instruct-Q4_1@0.1.2",
+          "options": {"max_tokens": 120, "temperature": 0.0},
+          "text": "..."
+        }
+      }
+    }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from clear_rag.errors import ModelError, StoreError
+from clear_rag.providers.base import ChatModel, Message, describe
+from clear_rag.providers.fake import token_pieces
+from clear_rag.results.files import write_atomic
+
+FORMAT = 1
+
+
+def fingerprint_of(chat: ChatModel) -> str:
+    """The model's ``fingerprint`` if it has one (see ``Fingerprinted``), else ``describe(chat)``."""
+    fingerprint = getattr(chat, "fingerprint", None)
+    if fingerprint is None:
+        return describe(chat)
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise TypeError(
+            f"{type(chat).__name__}.fingerprint={fingerprint!r} is not a non-empty string; "
+            "return a string that names the model's exact weights"
+        )
+    return fingerprint
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _plain_options(options: Mapping[str, object]) -> dict[str, Any]:
+    """``options`` as JSON gives them back (tuples become lists), so a loaded entry equals a new one."""
+    for name, value in options.items():
+        try:
+            _canonical(value)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"option {name}={value!r} cannot be cached ({err}); pass numbers, strings, "
+                "booleans, None, or lists of them"
+            ) from None
+    plain: dict[str, Any] = json.loads(_canonical(dict(options)))
+    return plain
+
+
+def generation_key(fingerprint: str, messages: Sequence[Message], options: Mapping[str, object]) -> str:
+    """The hex SHA-256 of ``[fingerprint, [[role, content], ...], options]`` as canonical JSON.
+
+    Every option given is part of the key, whether or not the model uses it: a model told
+    ``max_tokens=64`` and one told ``max_tokens=120`` may write different text. Canonical means sorted
+    keys, no spaces and UTF-8, so the key does not depend on the order the options were passed in.
+    Note that ``temperature=0`` and ``temperature=0.0`` are different keys.
+    """
+    material = [fingerprint, [[m.role, m.content] for m in messages], _plain_options(options)]
+    return hashlib.sha256(_canonical(material).encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Generation:
+    """One cached generation: which model wrote ``text``, asked what, with which options."""
+
+    model: str  # describe(chat): what a person reads
+    fingerprint: str  # what the key is made of
+    messages: tuple[Message, ...]
+    options: Mapping[str, Any]
+    text: str
+
+    @property
+    def key(self) -> str:
+        return generation_key(self.fingerprint, self.messages, self.options)
+
+    def record(self) -> dict[str, Any]:
+        """The entry as the file holds it."""
+        return {
+            "model": self.model,
+            "fingerprint": self.fingerprint,
+            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "options": _plain_options(self.options),
+            "text": self.text,
+        }
+
+
+def _from_record(record: Any, key: str, path: Path) -> Generation:
+    where = {"path": str(path), "field": f"generations.{key}"}
+    try:
+        turns = tuple(Message(m["role"], m["content"]) for m in record["messages"])
+        fields = (record["model"], record["fingerprint"], record["text"], *(m.content for m in turns))
+        if not all(isinstance(f, str) for f in fields) or not isinstance(record["options"], dict):
+            raise TypeError("a field is not a string, or options not an object")
+        generation = Generation(
+            record["model"], record["fingerprint"], turns, record["options"], record["text"]
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise StoreError(
+            "is not an entry of model, fingerprint, messages (a list of role and content), options "
+            f"and text ({type(err).__name__}: {err})",
+            **where,
+            fix="Restore the file from git, or delete it and run with --regenerate",
+        ) from None
+    if generation.key != key:
+        raise StoreError(
+            "the key does not match the entry's fingerprint, messages and options (edited by hand?)",
+            **where,
+            fix="Restore the file from git, or delete the entry and run again to generate it",
+        )
+    return generation
+
+
+def read_generations(path: Path) -> dict[str, Generation]:
+    """The entries of one cache file by key; a missing file holds none."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as err:
+        raise StoreError(f"cannot be read ({err})", path=str(path), fix="Check its permissions") from err
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise StoreError(
+            f"is not valid JSON ({err})",
+            path=str(path),
+            fix="Restore the file from git, or delete it and run with --regenerate",
+        ) from err
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != FORMAT
+        or not isinstance(data.get("generations"), dict)
+    ):
+        raise StoreError(
+            f"is not a generation cache of format {FORMAT}",
+            path=str(path),
+            fix="Check the path; a cache written by another version of clear-rag must be regenerated",
+        )
+    return {key: _from_record(record, key, path) for key, record in data["generations"].items()}
+
+
+class GenerationCache:
+    """The generations of one file, looked up by key; optionally backed by read-only fallback files.
+
+    ``get`` looks in the file first, then in each fallback in order (for instance the committed copy
+    of a file a run writes elsewhere). ``put`` adds to or replaces in the file only. ``save`` writes
+    the file if anything was added or changed since it was read or last saved, atomically (a
+    temporary file beside it, then ``os.replace``), so a crash never leaves half a file. Every method
+    may be called from several threads.
+    """
+
+    def __init__(self, path: str | Path, *, fallbacks: Sequence[str | Path] = ()) -> None:
+        self.path = Path(path)
+        self._entries = read_generations(self.path)
+        self._fallbacks = [read_generations(Path(p)) for p in fallbacks]
+        self._dirty = False
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    @property
+    def dirty(self) -> bool:
+        """Whether the file on disk lacks something ``put`` was given."""
+        with self._lock:
+            return self._dirty
+
+    def get(self, key: str) -> Generation | None:
+        with self._lock:
+            for entries in (self._entries, *self._fallbacks):
+                if key in entries:
+                    return entries[key]
+            return None
+
+    def put(self, generation: Generation) -> None:
+        """Hold ``generation`` in the file; storing what the file already holds changes nothing."""
+        key = generation.key
+        with self._lock:
+            held = self._entries.get(key)
+            if held is None or held.record() != generation.record():
+                self._entries[key] = generation
+                self._dirty = True
+
+    def save(self) -> bool:
+        """Write the file if something was added or changed; whether it was written."""
+        with self._lock:
+            if not self._dirty:
+                return False
+            document = {
+                "format": FORMAT,
+                "generations": {key: entry.record() for key, entry in self._entries.items()},
+            }
+            text = json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+            write_atomic(self.path, text)
+            self._dirty = False
+            return True
+
+
+ChatFactory = Callable[[], ChatModel]
+
+
+class CachedChat:
+    """A chat model that answers from a ``GenerationCache`` and asks the model it wraps only on a miss.
+
+    ``chat`` is a model, or a zero-argument factory that builds one; a factory is called on the first
+    miss only, so a run whose generations are all cached never builds (or loads) the model. Keys need
+    the model's fingerprint before it is built, so with a factory ``name``, ``version`` and
+    ``fingerprint`` must be given, and the built model must have that fingerprint.
+
+    A hit streams the cached text as word pieces. A miss streams from the model while collecting the
+    text, and stores it once the stream is exhausted; a stream abandoned half way stores nothing.
+    With ``regenerate=True`` every call asks the model, stores the new text, and counts in ``changed``
+    the generations whose text differs from what the cache held. A hit found only in a fallback file
+    is copied into the cache's own file, so the file beside a result holds every generation that fed it.
+    """
+
+    def __init__(
+        self,
+        chat: ChatModel | ChatFactory,
+        cache: GenerationCache,
+        *,
+        regenerate: bool = False,
+        name: str | None = None,
+        version: str | None = None,
+        fingerprint: str | None = None,
+    ) -> None:
+        self.cache = cache
+        self.regenerate = regenerate
+        # A class is callable and has a ``stream`` attribute, but passed here it can only be a factory.
+        if hasattr(chat, "stream") and not isinstance(chat, type):
+            model = cast(ChatModel, chat)
+            self._chat: ChatModel | None = model
+            self._factory: ChatFactory | None = None
+            self.name = model.name if name is None else name
+            self.version = model.version if version is None else version
+        elif callable(chat):
+            if name is None or version is None or fingerprint is None:
+                raise ValueError(
+                    "CachedChat(factory, ...) needs name=, version= and fingerprint= "
+                    f"(got name={name!r}, version={version!r}, fingerprint={fingerprint!r}): the cache is "
+                    "keyed by the fingerprint before the model is built; or pass the model itself"
+                )
+            self._chat, self._factory = None, chat
+            self.name, self.version = name, version
+        else:
+            raise TypeError(f"chat={chat!r} is neither a chat model nor a function that builds one")
+        self._fingerprint = fingerprint
+        self.hits = 0  # answered from the cache
+        self.misses = 0  # generated by the model and stored (every generation when regenerating)
+        self.changed = 0  # regenerated with a text other than the cached one
+        self._lock = threading.Lock()  # the counters and the fingerprint
+        self._build_lock = threading.Lock()  # building the model, which must not hold up hits
+
+    @property
+    def fingerprint(self) -> str:
+        with self._lock:
+            if self._fingerprint is None:  # only when a model was given; a factory comes with one
+                self._fingerprint = fingerprint_of(cast(ChatModel, self._chat))
+            return self._fingerprint
+
+    @property
+    def built(self) -> bool:
+        """Whether the wrapped model exists yet (always, unless a factory was given and never needed)."""
+        with self._lock:
+            return self._chat is not None
+
+    def summary(self) -> str:
+        """``"140 generations: 140 from the cache, 0 generated"``, or ``"140 regenerated: 12 changed"``."""
+        with self._lock:
+            if self.regenerate:
+                return f"{self.misses} regenerated: {self.changed} changed"
+            return (
+                f"{self.hits + self.misses} generations: {self.hits} from the cache, {self.misses} generated"
+            )
+
+    def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]:
+        messages = tuple(messages)
+        fingerprint = self.fingerprint
+        key = generation_key(fingerprint, messages, options)
+        held = self.cache.get(key)
+        if held is not None and not self.regenerate:
+            self.cache.put(held)  # a fallback's entry joins this file; one already there is a no-op
+            with self._lock:
+                self.hits += 1
+            return iter(token_pieces(held.text))
+        # Called here, not in the generator, so a bad option or a missing model fails at the call.
+        pieces = self._model().stream(messages, **options)
+        asked = Generation(describe(self), fingerprint, messages, _plain_options(options), text="")
+        return self._collect(pieces, asked, held)
+
+    def _collect(
+        self, pieces: Iterator[str], asked: Generation, held: Generation | None
+    ) -> Generator[str, None, None]:
+        collected: list[str] = []
+        try:
+            for piece in pieces:
+                collected.append(piece)
+                yield piece
+        finally:
+            # Closing the model's stream when ours is abandoned stops the generation (an HTTP model
+            # hangs up); nothing is stored then, since half an answer is not the answer.
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+        text = "".join(collected)
+        self.cache.put(dataclasses.replace(asked, text=text))
+        with self._lock:
+            self.misses += 1
+            if held is not None and held.text != text:
+                self.changed += 1
+
+    def _model(self) -> ChatModel:
+        with self._build_lock:
+            if self._chat is None:
+                built = cast(ChatFactory, self._factory)()
+                if fingerprint_of(built) != self._fingerprint:
+                    raise ModelError(
+                        f"the model built has fingerprint {fingerprint_of(built)!r}, not the "
+                        f"{self._fingerprint!r} its cached generations are keyed by",
+                        fix="Pass the fingerprint of the model the factory builds",
+                    )
+                self._chat = built
+            return self._chat

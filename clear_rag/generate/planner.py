@@ -1,0 +1,225 @@
+"""The one question path: rewrite, expansion, HyDE, retrieval, fusion, rerank, assembly, the messages
+the model sees, the answer; every caller (``clear-rag ask``, the evaluation runner, the asset graph,
+the server) goes through ``Planner.run``.
+
+It is pure: it builds nothing (indexes come in loaded) and stores nothing (the caller saves the trace
+it returns). It reports as it goes, through ``on_event``, the events the chat endpoint sends
+(design.md, "Events on the wire"): ``query``, then one ``stage`` per stage the moment that stage
+finishes, then ``context``, ``token`` (many) and ``citations``. ``done`` and ``error`` are the
+caller's, sent once the trace is stored. The trace's ``context`` is, by construction, the numbered
+sources inside ``messages``, which are exactly what the model is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from clear_rag.errors import Cancelled, ConfigError
+from clear_rag.generate.prompt import (
+    REFUSAL,
+    answer_messages,
+    attributed,
+    citations,
+    is_refusal,
+    sources_block,
+)
+from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
+from clear_rag.providers.base import ChatModel, describe
+from clear_rag.retrieve.pipeline import Pipeline
+from clear_rag.retrieve.rerank import sigmoid
+from clear_rag.tokens import TokenCount
+from clear_rag.types import Citation, Message, StageResult, Trace
+
+EventKind = Literal["query", "stage", "context", "token", "citations", "done", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EventSink = Callable[[Event], None]
+
+
+def new_trace_id() -> str:
+    """Sortable by time, unique by a random suffix: ``20261129-194501-3fa2c1``."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def stage_event(stage: StageResult) -> dict[str, Any]:
+    """A stage as the wire carries it: every candidate with its rank, score, display score (a
+    reranker's logit through a sigmoid, other scores as they are) and per-source contributions."""
+    logits = stage.detail.get("display") == "sigmoid"
+    candidates = []
+    for rank, cand in enumerate(stage.candidates, start=1):
+        item = dataclasses.asdict(cand)
+        item["rank"] = rank
+        item["display_score"] = sigmoid(cand.score) if logits else cand.score
+        candidates.append(item)
+    return {
+        "name": stage.name,
+        "elapsed_ms": stage.elapsed_ms,
+        "detail": dict(stage.detail),
+        "candidates": candidates,
+    }
+
+
+class Planner:
+    """A pipeline and (where a step needs one) a chat model: one question in, one trace out."""
+
+    def __init__(self, pipeline: Pipeline, chat: ChatModel | None = None, *, max_tokens: int = 256) -> None:
+        self.pipeline = pipeline
+        self.chat = chat
+        self.max_tokens = max_tokens
+
+    def run(
+        self,
+        question: str,
+        history: Sequence[Message] = (),
+        *,
+        generate: bool = True,
+        on_event: EventSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Trace:
+        """Answer ``question`` (after the conversation ``history``); the trace of everything it went through.
+
+        With ``generate=False`` it stops after the messages are built: every step before (the
+        rewrite of a follow-up, expansion, HyDE) still runs, so an evaluation measures what a user's
+        question goes through. ``cancel``, once set, stops the work at the next stage or token (a
+        client that went away): the model is asked for no more tokens, and ``Cancelled`` is raised.
+        """
+        config = self.pipeline.config
+        emit = on_event if on_event is not None else _ignore
+
+        def check() -> None:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("the question was cancelled")
+
+        steps: dict[str, Any] = {}
+        chat_used = False
+        searched = question
+        if any(m.role == "user" for m in history):
+            standalone = rewrite(self._chat("rewrites a follow-up question"), question, history)
+            steps["rewrite"] = dataclasses.asdict(standalone)
+            searched, chat_used = standalone.question, True
+        check()
+        phrasings: list[str] = []
+        if config.expand:
+            phrasings, dropped = expand(self._chat("expands the query (expand > 0)"), searched, config.expand)
+            steps["expansion"] = {"kept": phrasings, "dropped": dropped}
+            chat_used = True
+        hypothetical = None
+        if config.hyde:
+            hypothetical = hypothetical_passage(self._chat("writes a HyDE passage (hyde = true)"), searched)
+            steps["hyde"] = hypothetical
+            chat_used = True
+        check()
+        emit(
+            Event(
+                "query", {"question": question, "searched": searched, "phrasings": phrasings, "steps": steps}
+            )
+        )
+
+        def on_stage(stage: StageResult) -> None:
+            check()
+            emit(Event("stage", stage_event(stage)))
+
+        counter: TokenCount | None = getattr(self.chat, "tokenizer", None) if generate else None
+        retrieval = self.pipeline.retrieve(
+            searched, phrasings=phrasings, hypothetical=hypothetical, on_stage=on_stage, tokenizer=counter
+        )
+        packed = retrieval.packed
+        context = sources_block(packed.passages)
+        messages = tuple(answer_messages(searched, context))
+        emit(
+            Event(
+                "context",
+                {
+                    "text": context,
+                    "tokens": packed.token_count,
+                    "budget_tokens": packed.budget_tokens,
+                    "passages": [dataclasses.asdict(p) for p in packed.passages],
+                },
+            )
+        )
+        answer = ""
+        cited: tuple[Citation, ...] = ()
+        if generate:
+            answer = self._generate(messages, bool(packed.passages), emit, check, steps)
+            chat_used = chat_used or bool(packed.passages)
+            cited = citations(answer, packed)
+            if is_refusal(answer):
+                steps.setdefault("refusal", "the model said the sources do not hold the answer")
+            elif not cited and packed.passages:
+                cited = attributed(answer, packed)
+                steps["citations"] = (
+                    "the model cited nothing; attributed by word overlap" if cited else "none"
+                )
+            emit(Event("citations", {"citations": [dataclasses.asdict(c) for c in cited]}))
+        models = dict(self.pipeline.models)
+        if counter is not None:
+            models["tokenizer"] = counter.name
+        if chat_used and self.chat is not None:
+            models["chat"] = describe(self.chat)
+        return Trace(
+            id=new_trace_id(),
+            query=question,
+            phrasings=tuple(dict.fromkeys([searched, *phrasings])),
+            stages=retrieval.stages,
+            context=context,
+            answer=answer,
+            citations=cited,
+            config={**config.to_dict(), "hash": config.hash()},
+            models=models,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            steps=steps,
+            messages=messages,
+        )
+
+    def _generate(
+        self,
+        messages: Sequence[Message],
+        retrieved: bool,
+        emit: EventSink,
+        check: Callable[[], None],
+        steps: dict[str, Any],
+    ) -> str:
+        if not retrieved:
+            # nothing to answer from: the refusal, without asking the model
+            emit(Event("token", {"text": REFUSAL}))
+            steps["refusal"] = "nothing was retrieved; the model was not asked"
+            return REFUSAL
+        pieces: list[str] = []
+        stream = self._chat("answers the question").stream(
+            messages, temperature=0.0, max_tokens=self.max_tokens
+        )
+        try:
+            for piece in stream:
+                check()
+                pieces.append(piece)
+                emit(Event("token", {"text": piece}))
+        finally:
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()  # a generator stops here: the model is asked for no more tokens
+        return "".join(pieces).strip()
+
+    def _chat(self, purpose: str) -> ChatModel:
+        if self.chat is None:
+            raise ConfigError(
+                f"needs a chat model: the question path {purpose}",
+                field="chat",
+                fix="Pass a chat model (--chat smollm2, --chat ollama:MODEL, or --chat echo, the fake)",
+            )
+        return self.chat
+
+
+def _ignore(event: Event) -> None:
+    """The default event sink: nobody is watching."""

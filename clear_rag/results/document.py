@@ -1,0 +1,122 @@
+"""The one shape of a result file: a suite's rows with their metrics, per question and per category,
+paired comparisons, and what they were measured on.
+
+```
+{suite, date, embedder, corpus: {path, sha256}, golden: {path, sha256, questions, categories},
+ baseline, headline, metric_names, metric_questions: {metric: questions that have it},
+ skipped: [{name, reason}], rows: [{name, config, config_hash, models, store, date, corpus_sha256,
+ golden_sha256, metrics, by_category, seconds_per_question, questions: [{id, category, metrics,
+ first_rank, covered, labels, relevant_chunks, retrieved, trace}], comparisons}]}
+```
+
+A suite over a BEIR dataset has this shape too; its questions carry document metrics (``doc
+ndcg@10``), and span metrics where they have span labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from clear_rag.eval.labels import Labels
+from clear_rag.eval.significance import compare
+from clear_rag.eval.suite import Suite
+from clear_rag.providers.base import Embedder, describe
+
+HEADLINES = ("ndcg@10", "doc ndcg@10")
+
+
+def headline(names: Sequence[str]) -> str:
+    """The metric a suite's comparisons lead with: span nDCG@10, else document nDCG@10."""
+    return next((h for h in HEADLINES if h in names), names[0] if names else "")
+
+
+def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
+    """Attach paired comparisons against the baseline row and the previous row to every row.
+
+    Questions are paired by id, and only those that have the metric in both rows count (a span
+    metric exists only for questions with span labels).
+    """
+    by_name = {r["name"]: r for r in rows}
+    for n, row in enumerate(rows):
+        against = {"baseline": by_name[baseline]} if baseline in by_name and row["name"] != baseline else {}
+        if n > 0:
+            against["previous"] = rows[n - 1]
+        row["comparisons"] = {role: _compare(other, row) for role, other in against.items()}
+
+
+def _compare(other: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
+    theirs = {q["id"]: q["metrics"] for q in other["questions"]}
+    out = {}
+    for name in row["metrics"]:
+        pairs = [
+            (theirs[q["id"]][name], q["metrics"][name])
+            for q in row["questions"]
+            if name in q["metrics"] and name in theirs.get(q["id"], {})
+        ]
+        before, after = [a for a, _ in pairs], [b for _, b in pairs]
+        out[name] = compare(name, other["name"], before, after).to_dict()
+    return out
+
+
+def result_document(
+    suite: Suite, rows: list[dict[str, Any]], labels: Labels, corpus_sha256: str, embedder: Embedder | None
+) -> dict[str, Any]:
+    """The result document for ``rows`` (``run_row`` outputs in suite order, some perhaps skipped);
+    attaches comparisons. Shared by ``clear-rag ablate`` and the Dagster result asset, so both write
+    the same file."""
+    measured = [r for r in rows if "skipped" not in r]
+    skipped = [{"name": r["name"], "reason": r["skipped"]} for r in rows if "skipped" in r]
+    names = list(measured[0]["metrics"]) if measured else []
+    for row in measured[1:]:
+        names += [n for n in row["metrics"] if n not in names]
+    baseline = suite.baseline if any(r["name"] == suite.baseline for r in measured) else None
+    comparisons(measured, baseline)
+    counts = {n: sum(n in q["metrics"] for q in measured[0]["questions"]) for n in names} if measured else {}
+    return {
+        "suite": suite.name,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "embedder": describe(embedder) if embedder is not None else None,
+        "corpus": {"path": str(suite.beir or suite.corpus), "sha256": corpus_sha256},
+        "golden": {
+            "path": ", ".join(labels.paths) if labels.paths else str(Path()),
+            "sha256": labels.sha256,
+            "questions": len(labels.questions),
+            "categories": {c: sum(q.category == c for q in labels.questions) for c in labels.categories()},
+        },
+        "baseline": baseline or suite.baseline,
+        "headline": headline(names),
+        "metric_names": names,
+        "metric_questions": counts,
+        "skipped": skipped,
+        "rows": measured,
+    }
+
+
+def merge(existing: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """``existing`` with the rows of ``new`` put in: a row of the same name replaced where it stood,
+    others appended; comparisons recomputed over the merged rows (``clear-rag beir --save-results``)."""
+    rows = [dict(row) for row in existing["rows"]]
+    names = [row["name"] for row in rows]
+    for row in new["rows"]:
+        if row["name"] in names:
+            rows[names.index(row["name"])] = dict(row)
+        else:
+            rows.append(dict(row))
+            names.append(row["name"])
+    metric_names = list(existing["metric_names"]) + [
+        n for n in new["metric_names"] if n not in existing["metric_names"]
+    ]
+    baseline = existing.get("baseline") if existing.get("baseline") in names else names[0]
+    comparisons(rows, baseline)
+    return {
+        **existing,
+        "date": new["date"],
+        "metric_names": metric_names,
+        "metric_questions": {**existing.get("metric_questions", {}), **new.get("metric_questions", {})},
+        "headline": headline(metric_names),
+        "baseline": baseline,
+        "rows": rows,
+    }
