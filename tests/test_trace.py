@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from clear_rag.trace import from_json, render, to_json
+from clear_rag.trace import found_by, from_json, render, to_json
 from clear_rag.types import Candidate, Contribution, StageResult, Trace
 
 
@@ -45,3 +45,25 @@ def test_render_shows_sources_and_rank_moves() -> None:
     assert rerank[3].split()[:2] == ["2.", "↑1"]  # c#0 was third
     assert rerank[4].split()[:2] == ["3.", "↓2"]  # b#0 was first
     assert '"alpha text"' in text
+
+
+def test_two_level_contributions_render_and_survive_json_and_found_by_names_the_searches() -> None:
+    from clear_rag.types import Contribution
+
+    q0, q1 = Contribution(2, 7.5, 1 / 62), Contribution(1, 8.0, 1 / 61)
+    keyword = Contribution(1, 1 / 61 + 1 / 62, 1 / 61, parts={"keyword·q0": q0, "keyword·q1": q1})
+    fused = Candidate("a#0", "a", 0, 5, 1 / 61, {"keyword": keyword})
+    trace = Trace(
+        "t",
+        "q",
+        ("q", "other"),
+        (
+            StageResult("keyword·q0", (_cand("b#0", 9.0), _cand("a#0", 7.5)), 1.0, {"retriever": "keyword"}),
+            StageResult("keyword·q1", (_cand("a#0", 8.0),), 1.0, {"retriever": "keyword"}),
+            StageResult("fusion", (fused,), 0.1, {"inputs": "keyword"}),
+        ),
+    )
+    assert from_json(to_json(trace)) == trace
+    assert "from keyword #1 (0.033) [keyword·q0 #2, keyword·q1 #1]" in render(trace)
+    assert found_by(trace, "a#0") == {"keyword·q0": 2, "keyword·q1": 1}
+    assert found_by(trace, "zzz") == {}

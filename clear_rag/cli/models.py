@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -45,16 +44,14 @@ def pull_command(
     name: Annotated[str, typer.Argument(help="A downloadable model, e.g. ms-marco-minilm-l6.")],
 ) -> None:
     """Download a model once into the cache (the only command that reaches the internet)."""
+    from clear_rag.progress import Progress
     from clear_rag.providers import hub
 
-    bars: dict[str, Any] = {}
+    bars: dict[str, Progress] = {}
 
     def progress(file: str, done: int, total: int | None) -> None:
-        if file not in bars:
-            from tqdm import tqdm
-
-            bars[file] = tqdm(total=total, desc=file, unit="B", unit_scale=True, file=sys.stderr, leave=False)
-        bars[file].update(done - bars[file].n)
+        bar = bars.setdefault(file, Progress(file, "byte", min_total=1))
+        bar.update(done, total if total is not None else done)
 
     try:
         folder = hub.pull(name, progress=progress)

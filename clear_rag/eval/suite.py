@@ -54,7 +54,8 @@ class Suite:
     metrics: tuple[str, ...] = ()  # empty: the defaults for the labels the suite has
 
     def with_golden(self, golden: Path) -> Suite:
-        """The same rows over another question set (``clear-rag ablate SUITE --golden FILE``)."""
+        """The same rows over another question set (``clear-rag ablate SUITE --golden FILE``), named
+        ``SUITE-GOLDEN`` so that its result file does not take the place of the suite's own."""
         if self.beir is not None:
             raise ConfigError(
                 "is a BEIR suite, whose questions are its dataset's queries",
@@ -63,7 +64,7 @@ class Suite:
                 value=str(golden),
                 fix="Use --golden with a suite over a corpus folder (corpus: and golden:)",
             )
-        return replace(self, golden=golden)
+        return replace(self, golden=golden, name=f"{self.name}-{golden.stem}")
 
     def with_rows(self, rows: tuple[Row, ...]) -> Suite:
         return replace(

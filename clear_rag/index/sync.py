@@ -183,7 +183,7 @@ def vector_index(
     store: Store,
     embedder: Embedder,
     *,
-    batch: int = 256,
+    batch: int = 64,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[VectorIndex, SyncReport]:
     """The store's vector index for one embedder, brought up to date (embedding only new chunks)."""
@@ -192,6 +192,8 @@ def vector_index(
     index = VectorIndex.load(directory) if loaded else VectorIndex(embedder.dim)
 
     def add(chunks: Sequence[Chunk]) -> None:
+        if progress is not None:
+            progress(0, len(chunks))  # shown from the start, not after the first batch
         for begin in range(0, len(chunks), batch):
             part = chunks[begin : begin + batch]
             index.add([c.id for c in part], embedder.embed([c.text for c in part], kind="document"))

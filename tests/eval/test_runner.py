@@ -166,3 +166,60 @@ def test_expansion_and_hyde_rows_ask_the_chat_model(project: Path) -> None:
         trace = store.load_trace(expanded["questions"][0]["trace"])
     assert trace.phrasings[1:] == ("rotor wear limit", "pad thickness")
     assert any(s.name == "vector·hyde" for s in trace.stages)
+
+
+def test_replay_where_nothing_has_run_says_so_and_creates_nothing(project: Path) -> None:
+    runner = CliRunner()
+    (project / "results").mkdir()
+    fresh = runner.invoke(app, ["ablate", "toy.yaml", "--replay"])
+    assert fresh.exit_code == 2 and "results/toy.json: does not exist" in fresh.output
+    ran = runner.invoke(
+        app, ["ablate", "toy.yaml", "--embedder", "hash", "--save-results", "--store", "elsewhere"]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert (project / "elsewhere" / "ablate").is_dir() and not (
+        project / ".clear-rag"
+    ).exists()  # --store honoured
+    cloned = runner.invoke(app, ["ablate", "toy.yaml", "--replay"])  # as in a fresh clone: no stores here
+    assert cloned.exit_code == 2
+    assert "was measured in stores this machine does not have" in cloned.output
+    assert "Run `clear-rag ablate toy` (or `make run`) first, then replay" in cloned.output
+    assert not (project / ".clear-rag").exists()  # no empty database left behind
+    replayed = runner.invoke(app, ["ablate", "toy.yaml", "--replay", "--store", "elsewhere"])
+    assert replayed.exit_code == 0 and "all metrics identical" in replayed.output
+
+
+def test_another_golden_set_against_the_suites_rows(project: Path) -> None:
+    (project / "mine.yaml").write_text(
+        'questions:\n  - {id: mine, question: "rotor check", category: factual, answers: [{quote: check rotor}]}\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app, ["ablate", "toy.yaml", "--golden", "mine.yaml", "--embedder", "hash", "--save-results"]
+    )
+    assert result.exit_code == 0, result.output
+    assert not (project / "results" / "toy.json").exists()  # the suite's own result is not replaced
+    document = json.loads((project / "results" / "toy-mine.json").read_text())
+    assert document["golden"]["questions"] == 1 and document["golden"]["path"] == "mine.yaml"
+    assert [q["id"] for q in document["rows"][0]["questions"]] == ["mine"]
+
+
+def test_generations_are_cached_beside_the_result_and_regenerate_reports_changes(project: Path) -> None:
+    (project / "expand.yaml").write_text(
+        SUITE.replace("name: toy", "name: toy-expand").split("rows:")[0]
+        + "rows:\n  - {name: hybrid}\n  - {name: expanded, set: {expand: 2, hyde: true}}\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    args = ["ablate", "expand.yaml", "--embedder", "hash", "--chat", "echo", "--save-results"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "generations: 6 generations: 0 from the cache, 6 generated" in first.output
+    cache = json.loads((project / "results" / "generations" / "toy-expand.json").read_text())
+    assert len(cache["generations"]) == 6  # three questions, a phrasing prompt and a HyDE prompt each
+    again = runner.invoke(app, args)
+    assert "generations: 6 generations: 6 from the cache, 0 generated" in again.output
+    regenerated = runner.invoke(app, [*args, "--regenerate"])
+    assert regenerated.exit_code == 0, regenerated.output
+    assert "6 regenerated: 0 changed" in regenerated.output
+    assert "toy-expand: 2 of 2 rows reproduce results/toy-expand.json" in regenerated.output
