@@ -28,7 +28,8 @@ def environment() -> dict[str, Any]:
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
+    from clear_rag.results.files import write_atomic  # the one writer of result files
+
     path = ROOT / "results" / "bench" / f"{name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**environment(), **payload}, indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps({**environment(), **payload}, indent=2) + "\n")
     return path
