@@ -73,8 +73,15 @@ def sync(
     add: Callable[[Sequence[Chunk]], None],
     *,
     settings: dict[str, Any],
+    empty_units: bool = False,
 ) -> SyncReport:
-    """Bring ``index`` (saved in ``directory``) up to date with ``store``; save it if anything changed."""
+    """Bring ``index`` (saved in ``directory``) up to date with ``store``; save it if anything changed.
+
+    With ``empty_units``, a document that has no chunk (an empty text: chunkers cut nothing from it)
+    is indexed as one empty unit (``empty_unit``), which no query matches but which counts in BM25's
+    document count N and average length, as SQLite FTS5 counts a row with no tokens. The predecessor
+    left such documents out, so N on Cranfield's 1,400 documents (two of them empty) was 1,398.
+    """
     started = time.perf_counter()
     manifest = _read_manifest(directory)
     if manifest.get("settings", settings) != settings:
@@ -85,6 +92,9 @@ def sync(
     removed = sorted(set(covered) - set(versions))
     old_ids = [cid for doc in stale + removed for cid in covered.get(doc, {}).get("chunks", [])]
     fresh = [chunk for doc in stale for chunk in store.chunks(doc)]
+    if empty_units:
+        chunked = {chunk.doc_id for chunk in fresh}
+        fresh += [empty_unit(doc) for doc in stale if doc not in chunked]
     if old_ids:
         index.remove(old_ids)
     if fresh:
@@ -105,6 +115,11 @@ def sync(
         temporary.replace(directory / MANIFEST)  # the manifest last: a crash before it re-syncs
     elapsed = (time.perf_counter() - started) * 1000
     return SyncReport(name, len(stale), len(removed), len(fresh), len(old_ids), elapsed)
+
+
+def empty_unit(doc_id: str) -> Chunk:
+    """The stand-in of a document without chunks in a keyword index: no text, so no query matches it."""
+    return Chunk(f"{doc_id}#empty", doc_id, 0, 0, "", -1, 0)
 
 
 def _behind(directory: Path, store: Store, settings: dict[str, Any]) -> tuple[int, int] | None:
@@ -138,7 +153,8 @@ def _check_current(name: str, directory: Path, store: Store, settings: dict[str,
 
 def _keyword_place(store: Store, stem: bool) -> tuple[Path, dict[str, Any]]:
     directory = store.directory / INDEX_DIR / ("bm25-porter" if stem else "bm25")
-    return directory, {"analyzer": "porter unicode61" if stem else "unicode61"}
+    # "empty documents": an index built before they were counted is rebuilt once (no embedding)
+    return directory, {"analyzer": "porter unicode61" if stem else "unicode61", "empty documents": "counted"}
 
 
 def _vector_place(store: Store, embedder: Embedder) -> tuple[Path, dict[str, Any]]:
@@ -176,7 +192,7 @@ def keyword_index(
     def add(chunks: Sequence[Chunk]) -> None:
         index.add([c.id for c in chunks], [c.text for c in chunks])
 
-    return index, sync("keyword", index, directory, store, add, settings=settings)
+    return index, sync("keyword", index, directory, store, add, settings=settings, empty_units=True)
 
 
 def vector_index(
