@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,6 +24,9 @@ from clear_rag.cli.app import (
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, InputError
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
+
+if TYPE_CHECKING:
+    from clear_rag.eval.suite import Suite
 
 BASELINE_FAKE = Path("results") / "baseline-fake.json"
 
@@ -116,7 +119,7 @@ def ablate_command(
 
 
 def _run(
-    suite: Any, *, store: Path, embedder: str, chat: str, results_dir: Path, regenerate: bool
+    suite: Suite, *, store: Path, embedder: str, chat: str, results_dir: Path, regenerate: bool
 ) -> tuple[dict[str, Any], str]:
     """Run the suite with its models; the result document and what the generation cache did."""
     from clear_rag.eval import runner
@@ -138,7 +141,7 @@ def _run(
     return result, (f"generations: {chat_model.summary()} ({chat_model.cache.path})" if chat_model else "")
 
 
-def _replay(suite: Any, target: Path, root: Path) -> None:
+def _replay(suite: Suite, target: Path, root: Path) -> None:
     from clear_rag.eval import runner
     from clear_rag.results.files import read_result
 

@@ -241,17 +241,21 @@ def run_row(
     try:
         pipeline = open_pipeline(store, row.config, embedder=embedder if vector else None)
     except ModelMissing as err:
+        # said without this machine's paths: the reason goes into committed result files and tables
+        reason = f"the reranker {row.config.reranker!r} {err.what}. {err.fix}"
         return {
             "name": row.name,
             "config": row.config.to_dict(),
             "config_hash": row.config.hash(),
-            "skipped": str(err),
+            "skipped": reason,
         }
     planner = Planner(pipeline, chat if row.config.needs_chat() else None)
     chunks = chunks_by_doc(store)
     questions: list[dict[str, Any]] = []
     seconds: list[float] = []
     models: dict[str, str] = dict(pipeline.models)
+    if progress is not None:
+        progress(0, len(labels.questions))
     for n, question in enumerate(labels.questions):
         started = time.perf_counter()
         trace = planner.run(question.question, generate=False)

@@ -37,6 +37,8 @@ def write_atomic(path: Path, text: str) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
+        # mkstemp makes the file private (0600); the file replaced keeps its mode, a new one is 0644
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         os.replace(temporary, path)
     except BaseException as err:
         with contextlib.suppress(OSError):

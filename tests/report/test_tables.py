@@ -87,3 +87,19 @@ def test_the_repository_pages_match_their_results(monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(app, ["check-report"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_table_says_which_questions_each_metric_covers_and_which_rows_did_not_run() -> None:
+    from clear_rag.report.tables import suite_table
+
+    result = json.loads(json.dumps(RESULT))
+    result["metric_names"] = ["ndcg@10", "doc ndcg@10"]
+    result["golden"]["questions"] = 300
+    result["metric_questions"] = {"ndcg@10": 188, "doc ndcg@10": 300}
+    result["skipped"] = [{"name": "rerank", "reason": "no cross-encoder here"}]
+    for row in result["rows"]:
+        row["metrics"]["doc ndcg@10"] = 0.8
+    table = suite_table(result)
+    assert "ndcg@10 over 188 of the 300 questions; doc ndcg@10 over 300 of the 300 questions" in table
+    assert "Not run: rerank (no cross-encoder here)" in table
+    assert "| better | 0.7500 | 0.8000 |" in table
