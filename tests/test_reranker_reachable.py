@@ -1,0 +1,77 @@
+"""Every entry point that accepts `rerank = true` can build a reranker: `ask`, `ablate`, `beir` and the
+asset graph, each given one by `--reranker` (here the lexical fake), each recording it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clear_rag.cli import app
+from tests.toy import GOLDEN, write_beir
+
+runner = CliRunner()
+LEXICAL = "lexical-reranker@overlap-1"
+SUITE = """
+name: toy-rerank
+corpus: docs
+golden: golden.yaml
+baseline: hybrid
+base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
+rows:
+  - {name: hybrid}
+  - {name: hybrid + rerank, set: {rerank: true}}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
+    (tmp_path / "golden" / "suites").mkdir(parents=True)
+    (tmp_path / "golden" / "suites" / "toy-rerank.yaml").write_text(SUITE, encoding="utf-8")
+    return tmp_path
+
+
+def test_ask(project: Path) -> None:
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hash"]).exit_code == 0
+    asked = runner.invoke(app, ["ask", "chain", "--no-generate", "--embedder", "hash", "--reranker", "lexical"])
+    assert asked.exit_code == 0 and "[rerank]" in asked.output and LEXICAL in asked.output
+
+
+def test_ablate(project: Path) -> None:
+    ran = runner.invoke(
+        app, ["ablate", "toy-rerank", "--embedder", "hash", "--reranker", "lexical", "--save-results"]
+    )
+    assert ran.exit_code == 0, ran.output
+    rows = json.loads((project / "results" / "toy-rerank.json").read_text())["rows"]
+    assert rows[1]["models"]["reranker"] == LEXICAL and rows[1]["config"]["reranker"] == "lexical"
+
+
+def test_beir(project: Path) -> None:
+    folder = write_beir(project / "toy-beir")
+    ran = runner.invoke(
+        app, ["beir", str(folder), "--embedder", "hash", "--reranker", "lexical", "--save-results"]
+    )
+    assert ran.exit_code == 0, ran.output
+    (row,) = json.loads((project / "results" / "beir-toy-beir.json").read_text())["rows"]
+    assert row["name"].endswith("+ rerank") and row["models"]["reranker"] == LEXICAL
+
+
+@pytest.mark.filterwarnings("ignore::dagster.BetaWarning", "ignore::DeprecationWarning")
+def test_the_asset_graph(project: Path) -> None:
+    from dagster import DagsterInstance
+
+    from assets.definitions import build_definitions
+    from assets.resources import PathsResource
+    from assets.run import CURSOR, update
+
+    definitions = build_definitions(
+        ["toy-rerank"], embedder="hash", reranker="lexical", paths=PathsResource(results_dir="graph")
+    )
+    with DagsterInstance.ephemeral() as instance:
+        update(definitions, instance, project / CURSOR)
+    rows = json.loads((project / "graph" / "toy-rerank.json").read_text())["rows"]
+    assert rows[1]["models"]["reranker"] == LEXICAL
