@@ -37,7 +37,9 @@ def project(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 
 def test_ask(project: Path) -> None:
     assert runner.invoke(app, ["ingest", "docs", "--embedder", "hash"]).exit_code == 0
-    asked = runner.invoke(app, ["ask", "chain", "--no-generate", "--embedder", "hash", "--reranker", "lexical"])
+    asked = runner.invoke(
+        app, ["ask", "chain", "--no-generate", "--embedder", "hash", "--reranker", "lexical"]
+    )
     assert asked.exit_code == 0 and "[rerank]" in asked.output and LEXICAL in asked.output
 
 

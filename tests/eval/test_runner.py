@@ -191,7 +191,8 @@ def test_replay_where_nothing_has_run_says_so_and_creates_nothing(project: Path)
 
 def test_another_golden_set_against_the_suites_rows(project: Path) -> None:
     (project / "mine.yaml").write_text(
-        'questions:\n  - {id: mine, question: "rotor check", category: factual, answers: [{quote: check rotor}]}\n',
+        "questions:\n"
+        '  - {id: mine, question: "rotor check", category: factual, answers: [{quote: check rotor}]}\n',
         encoding="utf-8",
     )
     result = CliRunner().invoke(

@@ -252,7 +252,7 @@ def test_a_store_with_empty_documents_counts_them_in_n_as_fts5_counts_its_rows(t
     from clear_rag.tokens import RegexTokenizer
     from clear_rag.types import Document
 
-    texts = generated_corpus()[:60] + ["", "   ", "", "....", "\u3000"]
+    texts = [*generated_corpus()[:60], "", "   ", "", "....", "\u3000"]
     docs = [
         Document(f"d{n:03}", f"d{n:03}", hashlib.sha256(t.encode()).hexdigest(), t, ())
         for n, t in enumerate(texts)

@@ -37,7 +37,9 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_reading_names_the_file_and_the_command_that_writes_it(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"nope\.json: does not exist.*clear-rag ablate SUITE --save-results"):
+    with pytest.raises(
+        InputError, match=r"nope\.json: does not exist.*clear-rag ablate SUITE --save-results"
+    ):
         read_result(tmp_path / "nope.json")
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match=r"bad\.json: cannot be read as JSON"):
