@@ -77,3 +77,17 @@ def test_the_asset_graph(project: Path) -> None:
         update(definitions, instance, project / CURSOR)
     rows = json.loads((project / "graph" / "toy-rerank.json").read_text())["rows"]
     assert rows[1]["models"]["reranker"] == LEXICAL
+
+
+def test_a_row_reranks_with_an_onnx_cross_encoder_from_a_folder(project: Path) -> None:
+    """The real provider: an ONNX cross-encoder in a folder (as `models pull` leaves one), built here."""
+    from tests.providers.tiny_models import build_model_dir
+
+    folder = build_model_dir(project / "tiny-cross-encoder")
+    ran = runner.invoke(
+        app, ["ablate", "toy-rerank", "--embedder", "hash", "--reranker", str(folder), "--save-results"]
+    )
+    assert ran.exit_code == 0, ran.output
+    document = json.loads((project / "results" / "toy-rerank.json").read_text())
+    assert document["skipped"] == []
+    assert document["rows"][1]["models"]["reranker"] == "tiny-cross-encoder@local"
