@@ -14,20 +14,10 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from clear_rag.types import ROLES, Message, Role
-
-__all__ = [
-    "EMBED_KINDS",
-    "ROLES",
-    "ChatModel",
-    "EmbedKind",
-    "Embedder",
-    "Message",
-    "Named",
-    "Reranker",
-    "Role",
-    "describe",
-]
+# Messages are core records (types.py); they are re-exported here, where providers have always found them.
+from clear_rag.types import ROLES as ROLES
+from clear_rag.types import Message as Message
+from clear_rag.types import Role as Role
 
 EmbedKind = Literal["document", "query"]
 EMBED_KINDS: tuple[EmbedKind, ...] = ("document", "query")
