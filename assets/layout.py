@@ -28,7 +28,6 @@ from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError
 from clear_rag.eval import beir
 from clear_rag.eval.labels import label_files
-from clear_rag.eval.runner import with_reranker
 from clear_rag.eval.suite import Row, Suite, load_suite
 from clear_rag.ingest import discover
 
@@ -193,7 +192,7 @@ class Layout:
 
 
 def _with(suite: Suite, reranker: str) -> Suite:
-    return with_reranker(suite, reranker) if reranker else suite
+    return suite.with_reranker(reranker) if reranker else suite
 
 
 def with_vectors(rows: Sequence[Row]) -> bool:

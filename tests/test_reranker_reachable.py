@@ -10,20 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
-from tests.toy import GOLDEN, write_beir
+from tests.toy import GOLDEN, suite_yaml, write_beir
 
 runner = CliRunner()
 LEXICAL = "lexical-reranker@overlap-1"
-SUITE = """
-name: toy-rerank
-corpus: docs
-golden: golden.yaml
-baseline: hybrid
-base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
-rows:
-  - {name: hybrid}
-  - {name: hybrid + rerank, set: {rerank: true}}
-"""
+SUITE = suite_yaml("toy-rerank", "{name: hybrid}", "{name: hybrid + rerank, set: {rerank: true}}")
 
 
 @pytest.fixture

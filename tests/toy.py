@@ -72,3 +72,14 @@ def write_beir(folder: Path, *, rationales: bool = False) -> Path:
         text = "\n".join(json.dumps(r) for r in BEIR_RATIONALES)
         (folder / "test_rationale_spans.jsonl").write_text(text, encoding="utf-8")
     return folder
+
+
+def suite_yaml(name: str, *rows: str) -> str:
+    """A suite over the toy project (``docs/`` and ``golden.yaml`` in the working directory): fixed
+    windows of 8 tokens, baseline ``hybrid``, and ``rows`` as YAML flow mappings, e.g.
+    ``{name: bm25, set: {retrievers: [keyword]}}``."""
+    header = (
+        f"name: {name}\ncorpus: docs\ngolden: golden.yaml\nbaseline: hybrid\n"
+        "base: {chunking: {chunker: fixed, size: 8, overlap: 1}}\nrows:\n"
+    )
+    return header + "".join(f"  - {row}\n" for row in rows)

@@ -90,7 +90,7 @@ def ablate_command(
         if golden is not None:
             loaded = loaded.with_golden(golden)
         if reranker is not None:
-            loaded = runner.with_reranker(loaded, reranker)
+            loaded = loaded.with_reranker(reranker)
         target = results_dir / f"{loaded.name}.json"
         if replay:
             _replay(loaded, target, runner.stores_root(store))

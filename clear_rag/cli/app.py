@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from clear_rag.errors import ClearRagError, StoreError
 from clear_rag.providers.select import CHATS, EMBEDDERS, RERANKERS
-from clear_rag.store.sqlite import DEFAULT_DIR, STORE_ENV
-
-if TYPE_CHECKING:
-    from clear_rag.store.sqlite import Store
+from clear_rag.store.sqlite import DB_NAME, DEFAULT_DIR, STORE_ENV, Store
 
 DEFAULT_STORE = DEFAULT_DIR
 LIST_UP_TO = 30  # files listed one per line; past this only the ones that need attention
@@ -72,8 +69,6 @@ def fail(err: ClearRagError) -> typer.Exit:
 
 def open_existing(store: Path) -> Store:
     """The store at ``store``, which must exist already (a question is never asked of nothing)."""
-    from clear_rag.store.sqlite import DB_NAME, Store
-
     if not (store / DB_NAME).exists():
         raise StoreError(
             "holds no store",

@@ -78,6 +78,10 @@ class Span(Protocol):
 
 
 COVERAGE = 0.5
+# The metrics a suite can report (``metrics:`` in its file): span metrics over questions with span
+# labels, document metrics over questions judged by qrels.
+SPAN_METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
+DOC_METRICS = ("doc ndcg@10", "doc recall@100", "doc mrr@10", "doc recall@10")
 
 
 def covers(chunk: Span, label: Span, threshold: float = COVERAGE) -> bool:

@@ -16,7 +16,6 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,14 +36,14 @@ from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
 from clear_rag.progress import Progress as ProgressReport
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.results.document import result_document
+from clear_rag.retrieve.pipeline import final_ranking
+from clear_rag.retrieve.stages import ChunkRef
 from clear_rag.session import open_pipeline, sync_indexes
 from clear_rag.store.sqlite import DB_NAME, Store
-from clear_rag.types import Candidate, Trace
+from clear_rag.types import Candidate
 
 COMMITTED = Path("results")  # the result files the README renders, and their generations
 STORES = "ablate"  # the suites' stores live under the store directory (.clear-rag/ablate by default)
-SPAN_METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
-DOC_METRICS = ("doc ndcg@10", "doc recall@100", "doc mrr@10", "doc recall@10")
 
 Progress = Callable[[int, int], None]
 
@@ -68,21 +67,11 @@ def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
 
 
 def metric_names(suite: Suite, labels: Labels) -> list[str]:
-    """What the suite reports: its ``metrics:``, or span metrics where there are span labels and
-    document nDCG@10 where there are qrels."""
-    known = (*SPAN_METRICS, *DOC_METRICS)
-    for name in suite.metrics:
-        if name not in known:
-            raise ConfigError(
-                "is not a metric the runner computes",
-                path=str(suite.path),
-                field="metrics",
-                value=name,
-                fix=f"Use some of: {', '.join(known)}",
-            )
+    """What the suite reports: its ``metrics:`` (checked when the suite loads), or span metrics where
+    there are span labels and document nDCG@10 where there are qrels."""
     if suite.metrics:
         return list(suite.metrics)
-    return [*(SPAN_METRICS if labels.spans else ()), *(DOC_METRICS[:1] if labels.qrels else ())]
+    return [*(m.SPAN_METRICS if labels.spans else ()), *(m.DOC_METRICS[:1] if labels.qrels else ())]
 
 
 def fill_store(
@@ -142,32 +131,19 @@ def suite_labels(suite: Suite, store: Store) -> Labels:
     return labels_in(suite, {r.id: store.document_text(r.id) for r in store.records()})
 
 
-@dataclass(frozen=True, slots=True)
-class _Span:
-    doc_id: str
-    start: int
-    end: int
-
-
-def chunks_by_doc(store: Store) -> dict[str, list[_Span]]:
+def chunks_by_doc(store: Store) -> dict[str, list[ChunkRef]]:
     """Every chunk span of the store, by document: what span nDCG's ideal is computed from."""
-    found: dict[str, list[_Span]] = {}
+    found: dict[str, list[ChunkRef]] = {}
     for _, doc_id, start, end in store.chunk_spans():
-        found.setdefault(doc_id, []).append(_Span(doc_id, start, end))
+        found.setdefault(doc_id, []).append(ChunkRef(doc_id, start, end))
     return found
-
-
-def ranked(trace: Trace) -> tuple[Candidate, ...]:
-    """The final ranking a trace produced: its last stage before context assembly."""
-    stages = [s for s in trace.stages if s.name != "context"]
-    return stages[-1].candidates if stages else ()
 
 
 def score(
     ranking: Sequence[Candidate],
     question: Question,
     qrels: Mapping[str, float] | None,
-    chunks: Mapping[str, Sequence[_Span]],
+    chunks: Mapping[str, Sequence[ChunkRef]],
     names: Sequence[str],
 ) -> dict[str, Any]:
     """One question's metrics (those of ``names`` its labels allow) and what decided them."""
@@ -209,10 +185,6 @@ def aggregate(questions: Sequence[Mapping[str, Any]], names: Sequence[str]) -> d
         if values:
             means[name] = round(statistics.fmean(values), 4)
     return means
-
-
-def needs_chat(config: PipelineConfig) -> bool:
-    return config.needs_chat()
 
 
 def run_row(
@@ -262,7 +234,7 @@ def run_row(
         seconds.append(time.perf_counter() - started)
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
-        detail = score(ranked(trace), question, labels.qrels.get(question.id), chunks, names)
+        detail = score(final_ranking(trace.stages), question, labels.qrels.get(question.id), chunks, names)
         questions.append({**detail, "trace": trace.id})
         if progress is not None:
             progress(n + 1, len(labels.questions))
@@ -331,24 +303,27 @@ def run_suite(
 def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, dict[str, dict[str, float]]]:
     """Every row's per-question metrics recomputed from its stored traces, with no model at all."""
     names = document["metric_names"]
+    chunkings = {r.name: r.config.chunking for r in suite.rows}
     replayed: dict[str, dict[str, dict[str, float]]] = {}
-    by_name = {r.name: r for r in suite.rows}
-    for row_result in document["rows"]:
-        row = by_name[row_result["name"]]
-        with Store(store_dir(suite, row.config.chunking, root)) as store:
+    # each store opened, and its labels resolved, once for all the rows of its chunking
+    for chunking in dict.fromkeys(chunkings[row["name"]] for row in document["rows"]):
+        with Store(store_dir(suite, chunking, root)) as store:
             labels = suite_labels(suite, store)
             questions = {q.id: q for q in labels.questions}
             chunks = chunks_by_doc(store)
-            replayed[row.name] = {
-                q["id"]: score(
-                    ranked(store.load_trace(q["trace"])),
-                    questions[q["id"]],
-                    labels.qrels.get(q["id"]),
-                    chunks,
-                    names,
-                )["metrics"]
-                for q in row_result["questions"]
-            }
+            for row in document["rows"]:
+                if chunkings[row["name"]] != chunking:
+                    continue
+                replayed[row["name"]] = {
+                    q["id"]: score(
+                        final_ranking(store.load_trace(q["trace"]).stages),
+                        questions[q["id"]],
+                        labels.qrels.get(q["id"]),
+                        chunks,
+                        names,
+                    )["metrics"]
+                    for q in row["questions"]
+                }
     return replayed
 
 
@@ -369,14 +344,6 @@ def cached_chat(chat: ChatModel, suite: Suite, results_dir: Path, *, regenerate:
     committed = generations_file(suite, COMMITTED)
     fallbacks = [committed] if committed.resolve() != own.resolve() else []
     return CachedChat(chat, GenerationCache(own, fallbacks=fallbacks), regenerate=regenerate)
-
-
-def with_reranker(suite: Suite, reranker: str) -> Suite:
-    """The suite with ``reranker`` as the cross-encoder of every row that reranks (``--reranker``)."""
-    rows = tuple(
-        Row(r.name, r.config.replace(reranker=reranker)) if r.config.rerank else r for r in suite.rows
-    )
-    return suite.with_rows(rows)
 
 
 def missing_stores(document: Mapping[str, Any], suite: Suite, root: Path) -> list[str]:

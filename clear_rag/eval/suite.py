@@ -26,6 +26,7 @@ from typing import Any
 
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
+from clear_rag.eval.metrics import DOC_METRICS, SPAN_METRICS
 
 SUITES_DIR = Path("golden") / "suites"
 
@@ -66,12 +67,12 @@ class Suite:
             )
         return replace(self, golden=golden, name=f"{self.name}-{golden.stem}")
 
-    def with_rows(self, rows: tuple[Row, ...]) -> Suite:
-        return replace(
-            self,
-            rows=rows,
-            baseline=self.baseline if self.baseline in {r.name for r in rows} else rows[0].name,
+    def with_reranker(self, reranker: str) -> Suite:
+        """The same rows, with ``reranker`` the cross-encoder of every row that reranks (``--reranker``)."""
+        rows = tuple(
+            Row(r.name, r.config.replace(reranker=reranker)) if r.config.rerank else r for r in self.rows
         )
+        return replace(self, rows=rows)
 
 
 def merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,13 +150,14 @@ def load_suite(name_or_path: str) -> Suite:
             "needs corpus: and golden:, or beir:", path=source, fix="Name the data the suite runs on"
         )
     metrics = data.get("metrics") or []
-    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+    computed = (*SPAN_METRICS, *DOC_METRICS)
+    if not isinstance(metrics, list) or not all(m in computed for m in metrics):
         raise ConfigError(
-            "must be a list of metric names",
+            "must be a list of metric names the runner computes",
             path=source,
             field="metrics",
             value=metrics,
-            fix="e.g. [ndcg@10, recall@5]",
+            fix=f"Use some of: {', '.join(computed)}",
         )
     spans = data.get("spans", True)
     if not isinstance(spans, bool):

@@ -39,6 +39,12 @@ from clear_rag.types import Candidate, StageResult
 StageCallback = Callable[[StageResult], None]
 
 
+def final_ranking(stages: Sequence[StageResult]) -> tuple[Candidate, ...]:
+    """The ranking a question ended with: its last stage before context assembly (what is scored)."""
+    ranked = [s for s in stages if s.name != "context"]
+    return ranked[-1].candidates if ranked else ()
+
+
 @dataclass(frozen=True, slots=True)
 class Retrieval:
     """Every stage of one question in a fixed order (the context stage last), and the packed context."""
@@ -48,9 +54,7 @@ class Retrieval:
 
     @property
     def ranked(self) -> tuple[Candidate, ...]:
-        """The final ranking: the last stage before context assembly."""
-        ranked = [s for s in self.stages if s.name != "context"]
-        return ranked[-1].candidates if ranked else ()
+        return final_ranking(self.stages)
 
 
 class Pipeline:
@@ -102,9 +106,6 @@ class Pipeline:
     def chunk_text(self, chunk_id: str) -> str:
         ref = self._table[chunk_id]
         return self._doc_text(ref.doc_id)[ref.start : ref.end]
-
-    def doc_text(self, doc_id: str) -> str:
-        return self._doc_text(doc_id)
 
     def retrieve(
         self,

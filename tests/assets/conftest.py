@@ -20,7 +20,7 @@ from assets.definitions import build_definitions
 from assets.resources import EmbedderResource, PathsResource
 from clear_rag.providers.base import Embedder, EmbedKind
 from clear_rag.providers.fake import HashEmbedder
-from tests.toy import GOLDEN
+from tests.toy import GOLDEN, suite_yaml
 
 # What building the definitions warns about, named so that exactly these are let through: the
 # observable source assets and DataVersionsByPartition are beta, and Dagster itself reads a deprecated
@@ -30,18 +30,13 @@ SOURCE_ASSET_DEPRECATION = "ignore:Property `OpDefinition.version` is deprecated
 DAGSTER_WARNINGS = (BETA, SOURCE_ASSET_DEPRECATION)
 
 
-SUITE = """
-name: toy
-corpus: docs
-golden: golden.yaml
-baseline: hybrid
-base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
-rows:
-  - {name: dense, set: {retrievers: [vector]}}
-  - {name: bm25, set: {retrievers: [keyword]}}
-  - {name: hybrid}
-  - {name: bigger chunks, set: {chunking: {size: 32}}}
-"""
+SUITE = suite_yaml(
+    "toy",
+    "{name: dense, set: {retrievers: [vector]}}",
+    "{name: bm25, set: {retrievers: [keyword]}}",
+    "{name: hybrid}",
+    "{name: bigger chunks, set: {chunking: {size: 32}}}",
+)
 ROWS = ["bigger chunks", "bm25", "dense", "hybrid"]
 CHUNKINGS = ["fixed-32-overlap1", "fixed-8-overlap1"]
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from assets.run import CURSOR, update
 from clear_rag.cli import app
 from tests.assets.conftest import DAGSTER_WARNINGS, CountingEmbedder, toy_definitions
+from tests.toy import suite_yaml
 
 
 def _stable(result: dict[str, Any]) -> dict[str, Any]:
@@ -28,17 +29,12 @@ def _stable(result: dict[str, Any]) -> dict[str, Any]:
 
 
 # Rows that need a chat model: on the fake embedder the assets use the echo chat model.
-EXPANSION = """
-name: toy-expansion
-corpus: docs
-golden: golden.yaml
-baseline: hybrid
-base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
-rows:
-  - {name: hybrid}
-  - {name: multi-query, set: {expand: 2}}
-  - {name: hyde, set: {hyde: true}}
-"""
+EXPANSION = suite_yaml(
+    "toy-expansion",
+    "{name: hybrid}",
+    "{name: multi-query, set: {expand: 2}}",
+    "{name: hyde, set: {hyde: true}}",
+)
 
 
 def _both(project: Path, suite: str, *cli_options: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -48,7 +48,7 @@ def test_tech_suite_on_fake_providers_matches_the_committed_baseline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)  # the suite's paths, and so the document ids, are relative to the project
-    suite = runner.with_reranker(load_suite("tech"), "lexical")
+    suite = load_suite("tech").with_reranker("lexical")
     result = runner.run_suite(suite, embedder=HashEmbedder(), root=tmp_path / "stores")
     assert (
         result["skipped"] == [] and result["rows"][-1]["models"]["reranker"] == "lexical-reranker@overlap-1"

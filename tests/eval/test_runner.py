@@ -15,22 +15,17 @@ from clear_rag.eval.golden import LabelError
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
-from tests.toy import GOLDEN
+from tests.toy import GOLDEN, suite_yaml
 
-SUITE = """
-name: toy
-corpus: docs
-golden: golden.yaml
-baseline: hybrid
-base: {chunking: {chunker: fixed, size: 8, overlap: 1}}
-rows:
-  - {name: dense, set: {retrievers: [vector]}}
-  - {name: bm25, set: {retrievers: [keyword]}}
-  - {name: hybrid}
-  - {name: hybrid minmax, set: {fusion: minmax}}
-  - {name: bigger chunks, set: {chunking: {size: 32}}}
-  - {name: hybrid + rerank, set: {rerank: true, reranker: lexical}}
-"""
+SUITE = suite_yaml(
+    "toy",
+    "{name: dense, set: {retrievers: [vector]}}",
+    "{name: bm25, set: {retrievers: [keyword]}}",
+    "{name: hybrid}",
+    "{name: hybrid minmax, set: {fusion: minmax}}",
+    "{name: bigger chunks, set: {chunking: {size: 32}}}",
+    "{name: hybrid + rerank, set: {rerank: true, reranker: lexical}}",
+)
 
 
 @pytest.fixture
@@ -86,7 +81,7 @@ def test_a_rerank_row_whose_reranker_is_not_here_is_skipped_with_its_reason(proj
     )
     # --reranker gives every row that reranks the named one, and then it runs
     rerun = ablate.run_suite(
-        ablate.with_reranker(suite, "lexical"), embedder=HashEmbedder(dim=64), root=project / "s"
+        suite.with_reranker("lexical"), embedder=HashEmbedder(dim=64), root=project / "s"
     )
     assert rerun["skipped"] == [] and rerun["rows"][-1]["config"]["reranker"] == "lexical"
 
@@ -146,8 +141,9 @@ def test_expansion_and_hyde_rows_ask_the_chat_model(project: Path) -> None:
     from clear_rag.providers.fake import ScriptedChatModel
 
     (project / "expand.yaml").write_text(
-        SUITE.replace("name: toy", "name: toy-expand").split("rows:")[0]
-        + "rows:\n  - {name: hybrid}\n  - {name: hybrid + expansion, set: {expand: 2, hyde: true}}\n",
+        suite_yaml(
+            "toy-expand", "{name: hybrid}", "{name: hybrid + expansion, set: {expand: 2, hyde: true}}"
+        ),
         encoding="utf-8",
     )
     suite = load_suite("expand.yaml")
@@ -207,8 +203,7 @@ def test_another_golden_set_against_the_suites_rows(project: Path) -> None:
 
 def test_generations_are_cached_beside_the_result_and_regenerate_reports_changes(project: Path) -> None:
     (project / "expand.yaml").write_text(
-        SUITE.replace("name: toy", "name: toy-expand").split("rows:")[0]
-        + "rows:\n  - {name: hybrid}\n  - {name: expanded, set: {expand: 2, hyde: true}}\n",
+        suite_yaml("toy-expand", "{name: hybrid}", "{name: expanded, set: {expand: 2, hyde: true}}"),
         encoding="utf-8",
     )
     runner = CliRunner()
