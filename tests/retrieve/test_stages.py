@@ -127,7 +127,7 @@ def test_run_concurrently_returns_what_running_one_by_one_returns(table: ChunkTa
 
 
 def test_run_concurrently_runs_in_parallel(table: ChunkTable) -> None:
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=60)  # ready when both run, however loaded the machine
 
     class Waiting:
         def __init__(self, name: str) -> None:
