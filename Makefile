@@ -64,6 +64,7 @@ $(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.ingest
+	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.retrieval
 
 # `dagster dev` serves the asset graph and stops cleanly (scripts/dagster_dev_check.sh through pytest).

@@ -17,6 +17,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,6 +62,8 @@ EXPECTED: dict[str, str] = {
     "chunking.chunker": f"one of {list(get_args(ChunkerName))}",
     "chunking.size": "an integer of at least 1 (tokens)",
     "chunking.overlap": "an integer of at least 0 and below the size, or nothing for the chunker's default",
+    "answer_deadline_s": "a number of seconds above 0 (how long one chat reply may take in all)",
+    "max_answer_chars": "an integer of at least 1 (characters one chat reply may hold)",
 }
 _TYPE_ERRORS = {"int_type", "bool_type", "float_type", "string_type", "tuple_type", "dict_type", "model_type"}
 
@@ -68,6 +72,17 @@ class _Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", revalidate_instances="never")
 
     def __init__(self, **data: Any) -> None:
+        found = _non_finite(data, "chunking" if isinstance(self, ChunkingConfig) else "")
+        if found is not None:
+            key, value = found
+            expected = EXPECTED.get(key) or EXPECTED.get(key.split(".")[0], "a number")
+            raise ConfigError(
+                "is not a finite number",
+                path=type(self).__name__,
+                field=key,
+                value=value,
+                fix=f"Expected {expected}; nan and inf are not accepted",
+            )
         try:
             super().__init__(**data)
         except ValidationError as err:
@@ -113,6 +128,15 @@ class PipelineConfig(_Settings):
     idf: Idf = "lucene"
     stem: Bool = False
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    # Bounds on every chat reply (the answer, a rewrite, phrasings, a HyDE passage), enforced by the
+    # planner for every chat model; a reply that passes one ends in a ModelError naming it. Neither
+    # shortens a normal answer. 300 s: a 7B model on a laptop CPU (about 5 tokens/s) reads 1,500
+    # tokens of context and writes the 256 it is asked for in under two minutes, even after loading.
+    # 20,000 characters: about 5,000 tokens, twenty times the 256 asked for, so only a server that
+    # ignores max_tokens (or loops, or streams garbage) reaches it; the predecessor had no bound and
+    # a server streaming 1 MB tokens filled 4 GB in a minute.
+    answer_deadline_s: Number = Field(300.0, gt=0)
+    max_answer_chars: Int = Field(20_000, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> PipelineConfig:
@@ -166,21 +190,52 @@ class PipelineConfig(_Settings):
                 value=path.suffix,
                 fix="Use .toml, .yaml or .yml",
             )
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-            raise ConfigError(f"cannot be read ({reason})", path=str(path), fix="Check the path") from err
-        try:
-            if path.suffix == ".toml":
-                data: Any = tomllib.loads(raw)
-            else:
-                import yaml
+        from clear_rag import yamlfile  # the size limit (and, for YAML, the alias limits) for both
 
-                data = yaml.safe_load(raw) or {}
-        except (tomllib.TOMLDecodeError, ValueError) as err:
-            raise ConfigError(f"is not valid ({err})", path=str(path), fix="Fix the syntax") from err
-        return cls.from_mapping(data, source=str(path))
+        raw = yamlfile.read_bytes(path)
+        if path.suffix == ".toml":
+            data: Any = _toml(yamlfile.decode(raw, str(path)), str(path))
+        else:
+            data = yamlfile.parse(raw, str(path))
+        return cls.from_mapping({} if data is None else data, source=str(path))
+
+
+def _toml(text: str, source: str) -> dict[str, Any]:
+    """Parsed TOML, or one line naming the file, line and column of the first syntax error."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        # tomllib says "Invalid value (at line 1, column 10)"; lift the place into the path
+        found = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(err))
+        what, where = (found[1], f"{source}:{found[2]}:{found[3]}") if found else (str(err), source)
+        raise ConfigError(
+            f"is not valid TOML: {what[:1].lower()}{what[1:]}",
+            path=where,
+            fix="Fix it at that line and column",
+        ) from None
+
+
+def _non_finite(data: Any, key: str = "") -> tuple[str, float] | None:
+    """The first ``nan`` or ``inf`` in ``data`` and the dotted key it sits at, or ``None``.
+
+    TOML's ``nan`` and ``inf`` and YAML's ``.nan`` and ``.inf`` are floats. A range check alone
+    calls ``nan`` "out of range" (of a bound it has no place on) and lets ``inf`` through every lower
+    bound, into a run and into the config's hash as ``Infinity``, which is not JSON. Checked over the
+    raw data before any field sees it, so every float setting is covered, the ones added later too.
+    """
+    if isinstance(data, float) and not math.isfinite(data):
+        return key, data
+    if isinstance(data, list | tuple):  # an item is reported as its list's key, as pydantic's errors are
+        children = [(key, item) for item in data]
+    elif isinstance(data, Mapping):
+        children = [(f"{key}.{name}" if key else str(name), value) for name, value in data.items()]
+    else:
+        children = []
+    for child_key, value in children:
+        found = _non_finite(value, child_key)
+        if found is not None:
+            return found
+    return None
 
 
 def _known(kind: type[BaseModel]) -> str:

@@ -11,24 +11,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from clear_rag.chunk.base import Chunker
+from clear_rag.discover import Discovery, shown, walk_paths
 from clear_rag.errors import ClearRagError, UnreadableFileError
 from clear_rag.parse.base import Parser
-from clear_rag.parse.registry import EXTENSIONS, file_type_of, get_parser
+from clear_rag.parse.registry import file_type_of, get_parser
 from clear_rag.store.sqlite import DocumentRecord, Store
 from clear_rag.types import Document
 
-Action = Literal["added", "updated", "rechunked", "unchanged", "failed", "pruned"]
+Action = Literal["added", "updated", "rechunked", "unchanged", "failed", "skipped", "pruned"]
 
 
 @dataclass(frozen=True, slots=True)
 class FileOutcome:
-    """What happened to one file (or, for ``pruned``, one document whose file is gone)."""
+    """What happened to one file (or, for ``pruned``, one document whose file is gone).
+
+    ``path`` is printable: bytes of a name that are not UTF-8 appear as ``\\xff`` escapes.
+    """
 
     path: str
     action: Action
@@ -72,37 +77,23 @@ class IngestReport:
         return tuple(o.doc_id for o in self.outcomes if o.doc_id and o.action == "pruned")
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileOutcome]]:
-    """The files to ingest under ``paths``, in sorted order, and outcomes for paths that fail.
+def discover(
+    paths: Iterable[str | Path], *, follow_links: bool = False
+) -> tuple[list[Path], list[FileOutcome]]:
+    """The files to ingest under ``paths``, in sorted order, and outcomes for paths that fail or
+    are skipped (see ``clear_rag.discover.walk_paths``)."""
+    files, outcomes, _ = _discover(paths, follow_links)
+    return files, outcomes
 
-    Folders are walked recursively; hidden files and folders are skipped, and so are files of a
-    type no parser handles (a file named explicitly with such a type is reported instead).
-    """
-    found: list[Path] = []
-    problems: list[FileOutcome] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            for folder, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if not name.startswith(".") and Path(name).suffix.lower() in EXTENSIONS:
-                        found.append(Path(folder) / name)
-        elif path.exists() or path.is_symlink():
-            found.append(path)
-        else:
-            problems.append(
-                FileOutcome(
-                    str(path),
-                    "failed",
-                    message=str(
-                        UnreadableFileError(
-                            "does not exist", path=str(path), fix="Check the path and try again"
-                        )
-                    ),
-                )
-            )
-    return sorted(set(found)), problems
+
+def _discover(
+    paths: Iterable[str | Path], follow_links: bool
+) -> tuple[list[Path], list[FileOutcome], Discovery]:
+    found = walk_paths(paths, follow_links=follow_links)
+    outcomes = [
+        FileOutcome(p.path, "skipped" if p.skipped else "failed", message=p.message) for p in found.problems
+    ]
+    return found.files, outcomes, found
 
 
 def document_id(path: Path, root: Path) -> str:
@@ -113,9 +104,9 @@ def document_id(path: Path, root: Path) -> str:
     """
     absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(root).as_posix()
+        return shown(absolute.relative_to(root).as_posix())
     except ValueError:
-        return absolute.as_posix()
+        return shown(absolute.as_posix())
 
 
 def chunker_key(chunker: Chunker) -> str:
@@ -135,6 +126,7 @@ def ingest(
     backends: dict[str, str] | None = None,
     progress: Callable[[Iterable[Path]], Iterable[Path]] | None = None,
     parsed: Mapping[str, ParsedFile] | None = None,
+    follow_links: bool = False,
 ) -> IngestReport:
     """Bring the store up to date with the files under ``paths``.
 
@@ -142,9 +134,13 @@ def ingest(
     wraps the file iteration (a progress bar); ``prune`` drops documents whose files under ``paths``
     are gone, otherwise they are kept and listed in ``IngestReport.gone``. ``parsed`` holds files
     parsed already (``parse_file``), by document id: one whose content hash and parser still match
-    is stored as given instead of being parsed again.
+    is stored as given instead of being parsed again. ``follow_links`` ingests what symlinks out of
+    a folder point to; without it they are skipped with a warning.
+
+    Documents under a folder that could not be listed, or behind a link now skipped, are kept: a
+    file that cannot be seen is not a file that is gone.
     """
-    files, outcomes = discover(paths)
+    files, outcomes, found = _discover(paths, follow_links)
     chunking = chunker_key(chunker)
     seen: set[str] = set()
     given = parsed or {}
@@ -154,7 +150,8 @@ def ingest(
         outcomes.append(
             _ingest_file(store, path, doc_id, chunker, chunking, backends or {}, given.get(doc_id))
         )
-    gone = _missing(store, paths, seen)
+    hidden = [document_id(path, store.root) for path in (*found.unreadable, *found.skipped)]
+    gone = _missing(store, paths, seen, hidden)
     if prune:
         for doc_id in gone:
             store.delete(doc_id)
@@ -173,9 +170,19 @@ def parse_file(path: Path, doc_id: str, backends: Mapping[str, str] | None = Non
 
 
 def _parse(parser: Parser, data: bytes, path: Path, doc_id: str, content_hash: str) -> ParsedFile:
-    parsed = parser.parse(data, source=str(path))
-    doc = Document(doc_id, str(path.resolve()), content_hash, parsed.text, parsed.blocks, parsed.media_type)
-    return ParsedFile(doc, parser_key(parser), len(data), parsed.warnings)
+    parsed = parser.parse(data, source=shown(path))
+    source = shown(path.resolve())
+    doc = Document(doc_id, source, content_hash, parsed.text, parsed.blocks, parsed.media_type)
+    warnings = parsed.warnings
+    if source != str(path.resolve()):
+        warnings = (f"{shown(path)}: {_ESCAPED_NAME}", *warnings)
+    return ParsedFile(doc, parser_key(parser), len(data), warnings)
+
+
+_ESCAPED_NAME = (
+    "its name is not valid UTF-8, so it is shown and stored with \\x escapes. "
+    "Rename it in UTF-8 to silence this"
+)
 
 
 def _ingest_file(
@@ -187,7 +194,7 @@ def _ingest_file(
     backends: dict[str, str],
     given: ParsedFile | None,
 ) -> FileOutcome:
-    shown = str(path)
+    name = shown(path)
     try:
         parser = get_parser(file_type_of(path), backends.get(file_type_of(path)))
         data = _read(path)
@@ -195,11 +202,11 @@ def _ingest_file(
         known = store.record(doc_id)
         step = _step(known, content_hash, parser_key(parser), chunking)
         if step == "unchanged":
-            return FileOutcome(shown, "unchanged", doc_id=doc_id)
+            return FileOutcome(name, "unchanged", doc_id=doc_id)
         if step == "rechunk":
             chunks = chunker.chunk(store.document(doc_id))
             store.replace_chunks(doc_id, chunks, chunker=chunking)
-            return FileOutcome(shown, "rechunked", doc_id=doc_id, chunks=len(chunks))
+            return FileOutcome(name, "rechunked", doc_id=doc_id, chunks=len(chunks))
         # What was parsed elsewhere counts only while the file still has those bytes.
         if given is not None and (given.document.content_hash, given.parser) == (
             content_hash,
@@ -211,13 +218,15 @@ def _ingest_file(
         chunks = chunker.chunk(parsed.document)
         store.put(parsed.document, chunks, parser=parsed.parser, chunker=chunking, size_bytes=len(data))
     except ClearRagError as err:
-        return _failed(store, shown, doc_id, str(err))
+        return _failed(store, name, doc_id, str(err))
     except Exception as err:  # a parser bug on one file must not cost the other files their ingest
+        if isinstance(err, sqlite3.DatabaseError) and not isinstance(err, sqlite3.IntegrityError):
+            raise  # the store itself failed (damaged, read-only, full): no other file would fare better
         kind = type(err).__name__
-        what = f"{shown}: parsing failed unexpectedly ({kind}: {err}). Please report it with the file"
-        return _failed(store, shown, doc_id, what)
+        what = f"{name}: parsing failed unexpectedly ({kind}: {err}). Please report it with the file"
+        return _failed(store, name, doc_id, what)
     action: Action = "added" if known is None else "updated"
-    return FileOutcome(shown, action, doc_id=doc_id, chunks=len(chunks), warnings=parsed.warnings)
+    return FileOutcome(name, action, doc_id=doc_id, chunks=len(chunks), warnings=parsed.warnings)
 
 
 def _step(
@@ -260,10 +269,10 @@ def ingest_documents(
     return IngestReport(tuple(outcomes))
 
 
-def _failed(store: Store, shown: str, doc_id: str, message: str) -> FileOutcome:
+def _failed(store: Store, name: str, doc_id: str, message: str) -> FileOutcome:
     kept = store.record(doc_id) is not None
-    note = " The version ingested before is kept." if kept else ""
-    return FileOutcome(shown, "failed", doc_id=doc_id, message=f"{message}{note}")
+    note = ". The version ingested before is kept" if kept else ""
+    return FileOutcome(name, "failed", doc_id=doc_id, message=f"{message}{note}")
 
 
 def _read(path: Path) -> bytes:
@@ -272,11 +281,11 @@ def _read(path: Path) -> bytes:
     except OSError as err:
         reason = err.strerror or type(err).__name__
         fix = (
-            "It is a broken link: point it at a file or remove it"
-            if path.is_symlink() and not path.exists()
+            f"It is a broken link to {shown(os.path.realpath(path))}: point it at a file or remove it"
+            if isinstance(err, FileNotFoundError) and path.is_symlink()
             else "Check that it exists and that you may read it"
         )
-        raise UnreadableFileError(f"cannot be read ({reason})", path=str(path), fix=fix) from err
+        raise UnreadableFileError(f"cannot be read ({reason})", path=shown(path), fix=fix) from err
 
 
 def _within(doc_id: str, scope: str) -> bool:
@@ -285,12 +294,29 @@ def _within(doc_id: str, scope: str) -> bool:
     return doc_id == scope or doc_id.startswith(scope.rstrip("/") + "/")
 
 
-def _missing(store: Store, paths: Sequence[str | Path], seen: set[str]) -> list[str]:
-    """Stored documents under ``paths`` whose files no longer exist."""
+def _missing(store: Store, paths: Sequence[str | Path], seen: set[str], hidden: Sequence[str]) -> list[str]:
+    """Stored documents under ``paths`` whose files no longer exist.
+
+    Documents under ``hidden`` (folders that could not be listed, links skipped) are never among
+    them, nor is a file whose existence cannot be checked (a folder on its path lost its
+    permissions, say).
+    """
     scopes = [document_id(Path(p), store.root) for p in paths]
     gone = []
     for record in store.records():
         inside = any(_within(record.id, scope) for scope in scopes)
-        if inside and record.id not in seen and not Path(record.source).exists():
+        if not inside or record.id in seen or any(_within(record.id, folder) for folder in hidden):
+            continue
+        if _surely_gone(record.source):
             gone.append(record.id)
     return gone
+
+
+def _surely_gone(source: str) -> bool:
+    try:
+        os.stat(source)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False  # cannot tell (no permission to look): keep it
+    return False

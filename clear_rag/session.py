@@ -4,8 +4,8 @@
 configs will search up to date, embedding only new chunks. ``open_pipeline`` is what every caller
 that asks a question does (``clear-rag ask``, the evaluation runner, the asset graph, the server):
 it checks the config against the store (the chunking it names must be the one the store was built
-with) and loads the indexes as they are, failing with "run `clear-rag ingest`" when one is behind,
-so that no question ever pays for indexing.
+with) and loads the indexes as they are, failing with "run `clear-rag ingest`" when one is behind
+or damaged, so that no question ever pays for indexing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,17 @@ from collections.abc import Callable, Iterable
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, StoreError
-from clear_rag.index.sync import SyncReport, keyword_index, load_keyword, load_vectors, vector_index
+from clear_rag.index.sync import (
+    IndexHealth,
+    SyncReport,
+    health,
+    keyword_index,
+    keyword_place,
+    load_keyword,
+    load_vectors,
+    vector_index,
+    vector_place,
+)
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.stages import ChunkRef
@@ -82,15 +92,34 @@ def sync_indexes(
     embedder: Embedder | None,
     *,
     progress: Progress | None = None,
+    rebuild: bool = False,
 ) -> list[SyncReport]:
     """Bring every index that ``configs`` search up to date with the store: one BM25 index per
-    analyzer they use, and the vectors of ``embedder`` when any of them searches vectors."""
+    analyzer they use, and the vectors of ``embedder`` when any of them searches vectors.
+
+    This is the one recovery path: an index that fails its check (a truncated, garbled or shuffled
+    file, a lost manifest) is rebuilt from the store, and its report says what was wrong. With
+    ``rebuild`` every one is rebuilt (``clear-rag index --rebuild``).
+    """
     wanted = list(configs)
     stems = sorted({c.stem for c in wanted if "keyword" in c.retrievers})
-    reports = [keyword_index(store, stem=stem)[1] for stem in stems]
+    reports = [keyword_index(store, stem=stem, rebuild=rebuild)[1] for stem in stems]
     if embedder is not None and any("vector" in c.retrievers for c in wanted):
-        reports.append(vector_index(store, embedder, progress=progress)[1])
+        reports.append(vector_index(store, embedder, progress=progress, rebuild=rebuild)[1])
     return reports
+
+
+def check_indexes(
+    store: Store, configs: Iterable[PipelineConfig], embedder: Embedder | None
+) -> list[IndexHealth]:
+    """The check of every index ``configs`` search, as ``sync_indexes`` would bring them up to date:
+    whether each can be opened for a question, and the documents it left out."""
+    wanted = list(configs)
+    stems = sorted({c.stem for c in wanted if "keyword" in c.retrievers})
+    found = [health(keyword_place(store, stem), store) for stem in stems]
+    if embedder is not None and any("vector" in c.retrievers for c in wanted):
+        found.append(health(vector_place(store, embedder), store))
+    return found
 
 
 def open_pipeline(

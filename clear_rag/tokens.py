@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +35,10 @@ class TokenCounter(TokenCount, Protocol):
 
     def offsets(self, text: str) -> list[tuple[int, int]]: ...
 
+    def offsets_batch(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """``offsets`` of each text; a tokenizer that can spread a batch over cores does."""
+        ...
+
 
 class HFTokenizer:
     """A ``tokenizers`` tokenizer file, used without special tokens, truncation or padding."""
@@ -55,6 +60,10 @@ class HFTokenizer:
         encoding = self._tokenizer.encode(text, add_special_tokens=False)
         return [(start, end) for start, end in encoding.offsets]
 
+    def offsets_batch(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [[(start, end) for start, end in encoding.offsets] for encoding in encodings]
+
     def count(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
@@ -67,6 +76,9 @@ class RegexTokenizer:
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
         return [match.span() for match in self._pattern.finditer(text)]
+
+    def offsets_batch(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return [self.offsets(text) for text in texts]
 
     def count(self, text: str) -> int:
         return sum(1 for _ in self._pattern.finditer(text))

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from clear_rag import yamlfile
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError
 
@@ -79,7 +81,7 @@ def test_bad_values_are_named(data: dict[str, object], pattern: str) -> None:
 def test_syntax_error_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("fusion = \n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"c\.toml: is not valid"):
+    with pytest.raises(ConfigError, match=r"c\.toml:1:10: is not valid TOML: invalid value\. Fix it at that"):
         PipelineConfig.from_file(path)
 
 
@@ -122,3 +124,143 @@ def test_direct_construction_and_replace_are_checked_too() -> None:
     with pytest.raises(ConfigError, match=r"chunking\.size=0"):
         ChunkingConfig(size=0)
     assert PipelineConfig().replace(rerank=True, reranker="lexical").reranker == "lexical"
+
+
+def test_yaml_that_does_not_parse_is_one_line_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("retrievers: [keyword\nrerank: true\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        PipelineConfig.from_file(path)
+    assert str(caught.value) == (
+        f"{path}:2:7: is not valid YAML: did not find expected ',' or ']' (while parsing a flow sequence "
+        "at line 1, column 13). Fix it at that line and column (a value holding ': ' or ' #' needs quotes)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key", "shown"),
+    [
+        ("c.toml", "bm25_k1 = nan\n", "bm25_k1", "nan"),
+        ("c.toml", "bm25_b = -inf\n", "bm25_b", "-inf"),
+        ("c.toml", "[chunking]\nsize = 64\n[weights]\nkeyword = inf\n", "weights.keyword", "inf"),
+        ("c.yaml", "bm25_k1: .inf\n", "bm25_k1", "inf"),
+        ("c.yaml", "bm25_b: .NaN\n", "bm25_b", "nan"),
+    ],
+)
+def test_non_finite_numbers_are_refused_by_key(
+    tmp_path: Path, name: str, text: str, key: str, shown: str
+) -> None:
+    """``nan`` passed no check before (it was called out of range) and ``inf`` passed every lower bound."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(
+        ConfigError, match=rf"{name}: {key}={shown}: is not a finite number\. Expected .*; nan and inf"
+    ):
+        PipelineConfig.from_file(path)
+
+
+def test_non_finite_numbers_are_refused_however_the_config_is_made() -> None:
+    with pytest.raises(ConfigError, match=r"PipelineConfig: bm25_k1=inf: is not a finite number"):
+        PipelineConfig(bm25_k1=float("inf"))
+    with pytest.raises(ConfigError, match=r"PipelineConfig: bm25_b=nan: is not a finite number"):
+        PipelineConfig().replace(bm25_b=float("nan"))
+    with pytest.raises(ConfigError, match=r"lab\.toml: weights\.vector=inf"):
+        PipelineConfig.from_mapping({"weights": {"vector": float("inf")}}, source="lab.toml")
+
+
+def test_an_alias_bomb_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    """Twenty levels, each the level above twice: 40 aliases, 2**21 values once expanded."""
+    lines = ["l0: &l0 [x, x]"] + [f"l{n}: &l{n} [*l{n - 1}, *l{n - 1}]" for n in range(1, 21)]
+    path = tmp_path / "c.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ConfigError) as caught:
+            PipelineConfig.from_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(caught.value) == (
+        f"{path}: would expand to more than {yamlfile.MAX_NODES:,} values through its aliases. "
+        f"{yamlfile.NO_ALIASES}"
+    )
+    assert peak < 5 * 2**20
+
+
+def test_many_aliases_are_refused_at_the_one_over_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("rrf_k: &k 60\nx: [" + ", ".join(["*k"] * 60) + "]\n", encoding="utf-8")
+    column = len("x: [") + 4 * yamlfile.MAX_ALIASES + 1
+    with pytest.raises(ConfigError, match=rf"c\.yaml:2:{column}: uses more than 50 YAML aliases"):
+        PipelineConfig.from_file(path)
+
+
+def test_an_alias_inside_its_own_value_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("retrievers: &r [keyword, *r]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"c\.yaml:1:13: has an alias inside the value it names"):
+        PipelineConfig.from_file(path)
+
+
+def test_a_file_over_the_size_limit_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"# " + b"x" * yamlfile.MAX_BYTES + b"\n")
+    with pytest.raises(
+        ConfigError, match=r"c\.toml: is larger than the 4 MiB a config, suite or golden file"
+    ):
+        PipelineConfig.from_file(path)
+
+
+def test_a_config_that_is_not_utf8_names_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"reranker: caf\xe9\n")
+    with pytest.raises(
+        ConfigError, match=r"c\.yaml: is not UTF-8 text \(byte 0xe9 at offset 13\)\. Save it as UTF-8"
+    ):
+        PipelineConfig.from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ("when: 2024-13-45\n", r"x\.yaml: holds a value YAML cannot read \(month must be in 1\.\.12\)"),
+        (
+            "a: !!python/object:os.system {}\n",
+            r"x\.yaml:1:4: is not valid YAML: could not determine a constructor",
+        ),
+        ("a: 1\n---\nb: 2\n", r"x\.yaml:2:1: is not valid YAML: expected a single document in the stream"),
+        ("a: \x07\n", r"x\.yaml: holds a character YAML does not allow \(U\+0007 at offset 3"),
+        ("a: *nowhere\n", r"x\.yaml:1:4: is not valid YAML: found undefined alias 'nowhere'"),
+        ("[" * 2000 + "]" * 2000, r"x\.yaml:1:\d+: is not valid YAML: exceeded maximum nesting depth"),
+    ],
+)
+def test_every_yaml_failure_is_one_config_error(text: str, pattern: str) -> None:
+    with pytest.raises(ConfigError, match=pattern) as caught:
+        yamlfile.parse(text.encode(), "x.yaml")
+    assert "\n" not in str(caught.value)
+
+
+def test_yaml_loads_what_safe_load_does(tmp_path: Path) -> None:
+    """The bounded loader is PyYAML's safe loader with counting added: the same data for real files."""
+    import yaml
+
+    for path in [*Path("golden").glob("*.yaml"), *Path("golden/suites").glob("*.yaml")]:
+        assert yamlfile.load(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path
+    assert yamlfile.parse(b"", "empty.yaml") is None
+    assert yamlfile.parse(b"a: &x 1\nb: *x\n", "one-alias.yaml") == {"a": 1, "b": 1}
+
+
+def test_unknown_keys_and_the_closest_known_one() -> None:
+    assert yamlfile.unknown_keys({"set": 1, "sett": 2, 3: 4}, ("name", "set")) == ["3", "sett"]
+    assert yamlfile.did_you_mean("sett", ("name", "set")) == "Did you mean 'set'? "
+    assert yamlfile.did_you_mean("zzz", ("name", "set")) == ""
+
+
+def test_a_document_of_too_many_values_is_refused_while_it_is_composed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(yamlfile, "MAX_NODES", 100)
+    with pytest.raises(ConfigError, match=r"^x\.yaml:1:200: holds more than 100 values\. Check that it is"):
+        yamlfile.parse(("[" + ",".join(["0"] * 150) + "]").encode(), "x.yaml")
+    # the list and 99 items are 100 values, within the limit; its 100th item is the 101st value
+    assert yamlfile.parse(("[" + ",".join(["0"] * 99) + "]").encode(), "x.yaml") == [0] * 99

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 
 from clear_rag.chunk.base import Chunker, chunk_id
 from clear_rag.chunk.factory import make_chunker
-from clear_rag.ingest import ingest, parse_file
+from clear_rag.ingest import discover, ingest, parse_file
 from clear_rag.parse.base import Parsed, Parser
 from clear_rag.parse.registry import get_parser as real_get_parser
 from clear_rag.store import Store
@@ -254,3 +255,51 @@ def test_files_parsed_elsewhere_are_stored_without_parsing_while_their_bytes_mat
     assert store.document_text("docs/b.txt") == "Changed after it was parsed.\n"
     assert store.record("docs/a.md").parser == given["docs/a.md"].parser  # type: ignore[union-attr]
     _consistent(store)
+
+
+def test_links_out_of_the_folder_are_skipped_unless_followed(
+    tmp_path: Path, corpus: Path, chunker: Chunker
+) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("Outside text.\n", encoding="utf-8")
+    (corpus / "out.txt").symlink_to(tmp_path / "outside" / "o.txt")
+    (corpus / "in.txt").symlink_to(corpus / "b.txt")
+    (corpus / "loop").symlink_to(tmp_path)  # holds the corpus: never walked, followed or not
+    with Store(tmp_path / "s", root=tmp_path) as store:
+        skipped = ingest(store, [corpus], chunker)
+        assert {Path(o.path).name: o.action for o in skipped.outcomes if o.action == "skipped"} == {
+            "out.txt": "skipped",
+            "loop": "skipped",
+        }
+        assert [r.id for r in store.records()] == [
+            "docs/a.md",
+            "docs/b.txt",
+            "docs/in.txt",
+            "docs/sub/c.html",
+        ]
+        followed = ingest(store, [corpus], chunker, follow_links=True)
+        assert [o.path for o in followed.outcomes if o.action == "added"] == [str(corpus / "out.txt")]
+        (loop,) = [o for o in followed.outcomes if o.action == "skipped"]
+        assert "a folder that holds" in (loop.message or "")
+        assert store.record("docs/out.txt") is not None
+
+
+def test_a_name_that_is_not_utf8_is_stored_escaped(tmp_path: Path, corpus: Path, chunker: Chunker) -> None:
+    raw = os.fsencode(corpus) + b"/caf\xe9.txt"
+    with open(raw, "wb") as handle:
+        handle.write(b"Coffee notes.\n")
+    with Store(tmp_path / "s", root=tmp_path) as store:
+        report = ingest(store, [corpus], chunker)
+        (outcome,) = [o for o in report.outcomes if o.doc_id == "docs/caf\\xe9.txt"]
+        assert outcome.action == "added" and outcome.path == str(corpus) + "/caf\\xe9.txt"
+        assert "its name is not valid UTF-8" in outcome.warnings[0]
+        assert report.count("added") == 4
+        again = ingest(store, [corpus], chunker, prune=True)
+        assert again.count("unchanged") == 4 and not again.gone
+        _consistent(store)
+
+
+def test_discover_still_returns_files_and_outcomes(tmp_path: Path, corpus: Path) -> None:
+    files, outcomes = discover([corpus, tmp_path / "missing"])
+    assert [f.name for f in files] == ["a.md", "b.txt", "c.html"]
+    assert [o.action for o in outcomes] == ["failed"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -74,3 +75,54 @@ def test_delete_cascades_to_blocks_and_chunks(tmp_path: Path) -> None:
         store.delete("d.txt")
         stats = store.stats()
         assert (stats.documents, stats.blocks, stats.chunks) == (0, 0, 0)
+
+
+def test_read_mode_never_creates_a_store(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"holds no store"):
+        Store(tmp_path / "none", mode="read")
+    assert not (tmp_path / "none").exists()
+
+
+def test_an_empty_path_or_a_file_is_not_a_store_folder(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"--store='': names no folder"):
+        Store("")
+    (tmp_path / "notes.txt").write_text("keep", encoding="utf-8")
+    with pytest.raises(StoreError, match=r"notes\.txt: is a file, not a store folder"):
+        Store(tmp_path / "notes.txt")
+    Store(tmp_path / "s").close()
+    with pytest.raises(StoreError, match=r"Pass the folder that holds it, --store .*s$"):
+        Store(tmp_path / "s" / "clear-rag.db")
+
+
+def test_a_zero_byte_database_is_a_store_not_made_yet(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "clear-rag.db").write_bytes(b"")
+    with Store(tmp_path / "s") as store:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"my shopping list\n", "is not a clear-rag database (not an SQLite file at all)"),
+        (b"SQLite format 3\x00" + b"\xff" * 4080, "is damaged"),
+    ],
+)
+def test_a_database_that_cannot_be_read_is_named(tmp_path: Path, content: bytes, said: str) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "clear-rag.db").write_bytes(content)
+    with pytest.raises(StoreError, match=rf"clear-rag\.db: {re.escape(said)}"):
+        Store(tmp_path / "s")
+    assert (tmp_path / "s" / "clear-rag.db").read_bytes() == content
+
+
+def test_a_store_opened_for_reading_refuses_writes_by_name(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+    with Store(tmp_path / "s", mode="read") as reader:
+        assert reader.read_only and reader.document("d.txt") == doc
+        with pytest.raises(StoreError, match=r"clear-rag\.db: is read-only, so nothing can be written"):
+            reader.delete("d.txt")
+    with Store(tmp_path / "s") as again:
+        assert again.record("d.txt") is not None

@@ -17,6 +17,7 @@ from clear_rag.cli.app import (
     EmbedderOption,
     RerankerOption,
     StoreOption,
+    TimeoutOption,
     app,
     close_provider,
     fail,
@@ -50,6 +51,7 @@ def ablate_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: SuiteChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,
+    timeout: TimeoutOption = None,
     golden: Annotated[
         Path | None,
         typer.Option(
@@ -89,6 +91,7 @@ def ablate_command(
         loaded = load_suite(suite)
         if golden is not None:
             loaded = loaded.with_golden(golden)
+        loaded.check_data()
         if reranker is not None:
             loaded = loaded.with_reranker(reranker)
         target = results_dir / f"{loaded.name}.json"
@@ -101,7 +104,13 @@ def ablate_command(
             )
         before = read_result(target) if regenerate and target.exists() else None
         result, summary = _run(
-            loaded, store=store, embedder=embedder, chat=chat, results_dir=results_dir, regenerate=regenerate
+            loaded,
+            store=store,
+            embedder=embedder,
+            chat=chat,
+            results_dir=results_dir,
+            regenerate=regenerate,
+            timeout=timeout,
         )
     except ClearRagError as err:
         raise fail(err) from None
@@ -119,17 +128,25 @@ def ablate_command(
 
 
 def _run(
-    suite: Suite, *, store: Path, embedder: str, chat: str, results_dir: Path, regenerate: bool
+    suite: Suite,
+    *,
+    store: Path,
+    embedder: str,
+    chat: str,
+    results_dir: Path,
+    regenerate: bool,
+    timeout: float | None,
 ) -> tuple[dict[str, Any], str]:
     """Run the suite with its models; the result document and what the generation cache did."""
     from clear_rag.eval import runner
     from clear_rag.providers.select import make_chat, make_embedder
 
     uses_vectors = any("vector" in row.config.retrievers for row in suite.rows)
-    model = make_embedder(embedder) if uses_vectors else None
+    model = make_embedder(embedder, timeout=timeout) if uses_vectors else None
     chat_model = None
     if any(row.config.needs_chat() for row in suite.rows):
-        chat_model = runner.cached_chat(make_chat(chat), suite, results_dir, regenerate=regenerate)
+        model_chat = make_chat(chat, timeout=timeout)
+        chat_model = runner.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
     try:
         result = runner.run_suite(
             suite, embedder=model, chat=chat_model, root=runner.stores_root(store), show_progress=True
@@ -215,8 +232,15 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             value = raw
         *parents, leaf = key.split(".")
         target = data
-        for parent in parents:
+        for depth, parent in enumerate(parents, start=1):
             target = target.setdefault(parent, {})
+            if not isinstance(target, dict):  # --set chunking=5 --set chunking.size=3
+                raise ConfigError(
+                    "sets a key inside a setting that another --set gave a value",
+                    field="--set",
+                    value=pair,
+                    fix=f"Set {'.'.join(parents[:depth])} either as a whole or key by key, not both",
+                )
         target[leaf] = value
     return data
 
@@ -235,6 +259,7 @@ def beir_command(
     store: StoreOption = Path(DEFAULT_STORE),
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     reranker: RerankerOption = None,
+    timeout: TimeoutOption = None,
     save_results: Annotated[
         bool, typer.Option("--save-results", help="Merge the row into results/beir-<dataset>.json.")
     ] = False,
@@ -247,6 +272,7 @@ def beir_command(
     """
     from clear_rag.eval import beir, runner
     from clear_rag.eval.suite import Row, Suite
+    from clear_rag.eval.suite import merge as merge_settings
     from clear_rag.providers.select import make_embedder
     from clear_rag.results.document import merge
     from clear_rag.results.files import read_result, write_result
@@ -256,9 +282,11 @@ def beir_command(
         data = base.to_dict()
         if config is None or "chunking" not in base.model_fields_set:
             data["chunking"]["chunker"] = "whole"
-        changes = parse_overrides(overrides or [])
-        data["chunking"].update(changes.pop("chunking", {}))
-        settings = PipelineConfig.from_mapping({**data, **changes}, source="--set")
+        # merged like a suite row's set: (a nested table key by key); a value of the wrong kind,
+        # such as chunking=5, replaces the table and is then reported by the config's checks
+        settings = PipelineConfig.from_mapping(
+            merge_settings(data, parse_overrides(overrides or [])), source="--set"
+        )
         if reranker is not None:
             settings = settings.replace(rerank=True, reranker=reranker)
         dataset = beir.load(path, split=split)
@@ -273,7 +301,7 @@ def beir_command(
             spans=False,
             metrics=("doc ndcg@10", "doc recall@100", "doc mrr@10"),
         )
-        model = make_embedder(embedder) if "vector" in settings.retrievers else None
+        model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
         result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
         target = results_dir / f"{suite.name}.json"
         if save_results:

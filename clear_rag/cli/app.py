@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from clear_rag.errors import ClearRagError, StoreError
-from clear_rag.providers.select import CHATS, EMBEDDERS, RERANKERS
+from clear_rag.providers.select import CHATS, DEFAULT_TIMEOUT, EMBEDDERS, RERANKERS, TIMEOUT_ENV
 from clear_rag.store.sqlite import DB_NAME, DEFAULT_DIR, STORE_ENV, Store
 
 DEFAULT_STORE = DEFAULT_DIR
@@ -21,6 +21,21 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def store_path(value: str | Path) -> Path:
+    """``--store`` as given, refused when empty: ``Path("")`` is the current folder, and the
+    predecessor wrote its database there, among the user's files, for ``--store ""``."""
+    if str(value) == "":
+        err = StoreError(
+            "names no folder (an empty path would put the store in the current folder)",
+            field="--store",
+            value="",
+            fix=f"Name the store folder, e.g. --store {DEFAULT_DIR}",
+        )
+        raise fail(err)
+    return Path(value)
+
+
 StoreOption = Annotated[
     Path,
     typer.Option(
@@ -28,6 +43,7 @@ StoreOption = Annotated[
         envvar=STORE_ENV,
         help=f"Store directory (database and indexes). Also ${STORE_ENV}.",
         show_default=True,
+        parser=store_path,
     ),
 ]
 
@@ -50,6 +66,18 @@ ChatOption = Annotated[
     ),
 ]
 
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        envvar=TIMEOUT_ENV,
+        help="Seconds a model server (ollama:, openai:) may take to connect and to send each next piece "
+        f"of an answer; default {DEFAULT_TIMEOUT:g} (a first call loads the model). Also ${TIMEOUT_ENV}. "
+        "The whole answer is bounded by answer_deadline_s in --config.",
+        show_default=False,
+    ),
+]
+
 RerankerOption = Annotated[
     str | None,
     typer.Option(
@@ -68,13 +96,14 @@ def fail(err: ClearRagError) -> typer.Exit:
 
 
 def open_existing(store: Path) -> Store:
-    """The store at ``store``, which must exist already (a question is never asked of nothing)."""
-    if not (store / DB_NAME).exists():
-        raise StoreError(
-            "holds no store",
-            path=str(store),
-            fix="Run `clear-rag ingest PATH` first, or pass --store / CLEAR_RAG_STORE",
-        )
+    """The store at ``store``, which must exist already (a question is never asked of nothing).
+
+    A store this process may not write is opened read-only: it is read as usual, and a write (a
+    trace being saved, say) is refused with a ``StoreError`` naming it.
+    """
+    if not store.is_dir() or not (store / DB_NAME).exists():
+        # Store() names a file given as the folder, and every other way the folder is unusable.
+        return Store(store, mode="read")
     return Store(store)
 
 

@@ -15,6 +15,7 @@ from clear_rag.cli.app import (
     EmbedderOption,
     RerankerOption,
     StoreOption,
+    TimeoutOption,
     app,
     close_provider,
     fail,
@@ -29,6 +30,8 @@ from clear_rag.types import Candidate, Trace
 
 if TYPE_CHECKING:
     from clear_rag.generate.planner import Event
+
+INCOMPLETE = "(answer incomplete: it was stopped by the error below, and no trace was stored)"
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
 
@@ -56,6 +59,7 @@ def ask_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,
+    timeout: TimeoutOption = None,
     no_generate: Annotated[
         bool,
         typer.Option(
@@ -70,24 +74,34 @@ def ask_command(
     With --stages (or --no-generate) each stage is printed the moment it finishes: its top
     candidates, the search that found each, how their ranks moved. Either way the trace is stored;
     `clear-rag replay ID` prints it again without any model.
+
+    An answer cut short (a model server too slow, a reply past answer_deadline_s or max_answer_chars)
+    is said to be incomplete, and no trace is stored for it.
     """
     from clear_rag.generate.planner import Planner
-    from clear_rag.providers.select import make_chat, make_embedder
+    from clear_rag.providers.select import make_chat, make_embedder, server_timeout
     from clear_rag.session import open_pipeline
 
     chat_model = None
+    printer: _Printer | None = None
     try:
+        seconds = server_timeout(timeout)  # checked even when no model behind a server is used
         with open_existing(store) as opened:
             settings = run_config(opened, config, reranker)
-            model = make_embedder(embedder) if "vector" in settings.retrievers else None
+            model = make_embedder(embedder, timeout=seconds) if "vector" in settings.retrievers else None
             pipeline = open_pipeline(opened, settings, embedder=model)
             if not no_generate or settings.needs_chat():
-                chat_model = make_chat(chat)
+                chat_model = make_chat(chat, timeout=seconds)
             printer = _Printer(question, pipeline.chunk_text, show_stages=stages or no_generate, top=top)
             trace = Planner(pipeline, chat_model).run(question, generate=not no_generate, on_event=printer)
-            opened.save_trace(trace, config_hash=settings.hash())
+            stored = not opened.read_only
+            if stored:
+                opened.save_trace(trace, config_hash=settings.hash())
             cited = render_citations(trace, opened.document_text) if not no_generate else ""
     except ClearRagError as err:
+        if printer is not None and printer.answering:
+            # The tokens printed so far are not the answer; say so, on a line of its own.
+            typer.echo(f"\n{INCOMPLETE}")
         raise fail(err) from None
     finally:
         if chat_model is not None:
@@ -98,7 +112,11 @@ def ask_command(
         )
     else:
         typer.echo("\n" + cited)
-    typer.echo(f"\ntrace {trace.id} stored; `clear-rag replay {trace.id}` prints it again without a model")
+    if stored:
+        replay = f"`clear-rag replay {trace.id}` prints it again without a model"
+        typer.echo(f"\ntrace {trace.id} stored; {replay}")
+    else:
+        typer.echo(f"\ntrace {trace.id} not stored: {store} is read-only (this process may not write it)")
 
 
 class _Printer:

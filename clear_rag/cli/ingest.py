@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
@@ -10,9 +11,13 @@ import typer
 
 from clear_rag.cli.app import DEFAULT_STORE, LIST_UP_TO, EmbedderOption, StoreOption, app, fail
 from clear_rag.config import PipelineConfig
+from clear_rag.discover import shown
 from clear_rag.errors import ClearRagError
+from clear_rag.index.files import DamagedIndexError
+from clear_rag.index.sync import IndexHealth, SyncReport, existing_places, health, missing_lines, report_lines
 from clear_rag.ingest import IngestReport, ingest
 from clear_rag.providers.select import DEFAULT_EMBEDDER
+from clear_rag.store.opening import store_failure
 from clear_rag.store.sqlite import Store
 
 FILES_FOR_PROGRESS = 8  # below this a progress bar is only noise
@@ -44,6 +49,13 @@ def ingest_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     index: Annotated[bool, typer.Option(help="Bring the keyword and vector indexes up to date too.")] = True,
+    follow_links: Annotated[
+        bool,
+        typer.Option(
+            "--follow-links",
+            help="Ingest what symlinks out of a folder point to (skipped with a warning otherwise).",
+        ),
+    ] = False,
 ) -> None:
     """Parse, chunk and store documents, then bring the indexes up to date for what changed.
 
@@ -56,11 +68,18 @@ def ingest_command(
         settings = ingest_config(config, chunker=chunker, size=size, overlap=overlap)
         chunking = settings.chunking
         cutter = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
-        with Store(store) as opened:
-            report = ingest(opened, paths, cutter, prune=prune, progress=_files)
-            _print_report(report, store, verbose=verbose)
-            if index:
-                _update_indexes(opened, settings, embedder)
+        with Store(store, mode="write") as opened:
+            try:
+                report = ingest(
+                    opened, paths, cutter, prune=prune, progress=_files, follow_links=follow_links
+                )
+                _print_report(report, store, verbose=verbose)
+                if index:
+                    _update_indexes(opened, settings, embedder)
+            except sqlite3.DatabaseError as err:
+                # Raised past the per-file handling on purpose: the store failed (damaged pages found
+                # only now, a full disk), not one file, and no other file would fare better.
+                raise store_failure(err, opened.db_path) from err
     except ClearRagError as err:
         raise fail(err) from None
     if report.count("failed"):
@@ -91,14 +110,7 @@ def _update_indexes(store: Store, settings: PipelineConfig, embedder_name: str) 
     embedder = make_embedder(embedder_name) if "vector" in settings.retrievers else None
     with Progress("embed", "chunk") as bar:
         reports = sync_indexes(store, [settings], embedder, progress=bar.update)
-    for r in reports:
-        if r.documents_updated or r.documents_removed:
-            typer.echo(
-                f"index {r.index}: {r.documents_updated} documents re-indexed, {r.documents_removed} "
-                f"dropped; {r.chunks_added} chunks in, {r.chunks_removed} out ({r.elapsed_ms:.0f} ms)"
-            )
-        else:
-            typer.echo(f"index {r.index}: up to date")
+    _print_syncs(reports)
 
 
 def _files(files: Iterable[Path]) -> Iterable[Path]:
@@ -120,15 +132,16 @@ def _print_report(report: IngestReport, store: Path, *, verbose: bool) -> None:
         typer.echo(f"  {'gone':<10} {doc_id} (its file is missing; run with --prune to drop it)")
     counts = ", ".join(
         f"{report.count(action)} {action}"
-        for action in ("added", "updated", "rechunked", "unchanged", "failed", "pruned")
+        for action in ("added", "updated", "rechunked", "unchanged", "failed", "skipped", "pruned")
         if report.count(action) or action in ("unchanged", "failed")
     )
-    typer.echo(f"ingest into {store}: {counts}")
+    typer.echo(f"ingest into {shown(store)}: {counts}")
 
 
 @app.command("status")
 def status_command(store: StoreOption = Path(DEFAULT_STORE)) -> None:
-    """Show what the store holds: documents, chunks, its path and sizes."""
+    """Show what the store holds: documents, chunks, its path and sizes, and each index beside it
+    (checked against its manifest), with the documents an index had to leave out and why."""
     if not (store / "clear-rag.db").exists():
         typer.echo(
             f"error: no store at {store}. Run `clear-rag ingest PATH` first, or pass --store", err=True
@@ -139,6 +152,7 @@ def status_command(store: StoreOption = Path(DEFAULT_STORE)) -> None:
             stats = opened.stats()
             chunkers = sorted({record.chunker for record in opened.records()})
             root = opened.root
+            indexes = _index_health(opened)
     except ClearRagError as err:
         raise fail(err) from None
     kinds = ", ".join(f"{kind} {n}" for kind, n in stats.by_media_type.items())
@@ -154,6 +168,11 @@ def status_command(store: StoreOption = Path(DEFAULT_STORE)) -> None:
     )
     for key in chunkers:
         typer.echo(f"chunker    {key}")
+    for found in indexes:
+        typer.echo(f"index      {_health_line(found)}")
+    for found in indexes:
+        for line in missing_lines(found.label, found.missing):
+            typer.echo(line)
 
 
 def _size(n: int) -> str:
@@ -163,3 +182,79 @@ def _size(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+# -- clear-rag index, and the index lines of ingest and status ---------------------------------------
+
+
+@app.command("index")
+def index_command(
+    store: StoreOption = Path(DEFAULT_STORE),
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Pipeline settings: the indexes they search (the Porter BM25 index with stem = true, "
+            "vectors when they search vectors).",
+        ),
+    ] = None,
+    embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    rebuild: Annotated[
+        bool,
+        typer.Option("--rebuild", help="Build every index again from the store (re-embeds every chunk)."),
+    ] = False,
+) -> None:
+    """Check the store's indexes; with --rebuild, build them again from the store.
+
+    Each index file is checked against the size and SHA-256 its manifest recorded, and the ids in
+    the files against the chunks the manifest lists; the exit status is 0 only when every index can
+    answer questions. `clear-rag ingest` rebuilds an index that fails its check as well.
+    """
+    from clear_rag.cli.app import open_existing
+    from clear_rag.progress import Progress
+    from clear_rag.providers.select import make_embedder
+    from clear_rag.session import check_indexes, sync_indexes
+
+    try:
+        settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
+        with open_existing(store) as opened:
+            model = make_embedder(embedder) if "vector" in settings.retrievers else None
+            if rebuild:
+                with Progress("embed", "chunk") as bar:
+                    _print_syncs(sync_indexes(opened, [settings], model, progress=bar.update, rebuild=True))
+                return
+            found = check_indexes(opened, [settings], model)
+        for checked in found:
+            typer.echo(f"index {_health_line(checked)}")
+            for line in missing_lines(checked.label, checked.missing):
+                typer.echo(line)
+        problems = [checked.problem for checked in found if checked.problem is not None]
+        if problems:
+            raise problems[0]
+    except ClearRagError as err:
+        raise fail(err) from None
+
+
+def _print_syncs(reports: Iterable[SyncReport]) -> None:
+    for report in reports:
+        for line in report_lines(report):
+            typer.echo(line)
+
+
+def _index_health(store: Store) -> list[IndexHealth]:
+    return [health(place, store) for place in existing_places(store)]
+
+
+def _health_line(found: IndexHealth) -> str:
+    """One index as its check found it: its size, or what is wrong and the command that mends it."""
+    if isinstance(found.problem, DamagedIndexError):
+        mend = "run `clear-rag ingest PATH` or `clear-rag index --rebuild`"
+        return f"{found.label}: damaged ({found.problem.reason}); {mend}"
+    if found.state == "absent":
+        return f"{found.label}: not built; run `clear-rag ingest PATH`"
+    line = f"{found.label}: {found.chunks} chunks of {found.documents} documents"
+    if found.missing:
+        line += f", {len(found.missing)} left out"
+    if found.state == "behind":
+        line += "; behind the store, run `clear-rag ingest PATH`"
+    return line

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clear_rag import yamlfile
 from clear_rag.errors import InputError
 
 CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage")
@@ -169,35 +170,67 @@ def _nearest(needle: str, texts: list[NormalisedText], names: list[str]) -> str:
     return ", ".join(parts)
 
 
+GOLDEN_KEYS = ("name", "questions")
+QUESTION_KEYS = ("id", "question", "category", "note", "answers")
+ANSWER_KEYS = ("doc", "quote")
+
+
 def load_golden(path: str | Path, texts: Mapping[str, str]) -> GoldenSet:
     """Read a golden YAML file and resolve every quote against ``texts`` (doc id -> canonical text)."""
-    import yaml
-
-    path = Path(path)
-    raw = path.read_bytes()
-    try:
-        data: Any = yaml.safe_load(raw)
-    except yaml.YAMLError as err:
-        raise InputError(f"is not valid YAML ({err})", path=str(path), fix="Fix the syntax") from None
-    rows = data.get("questions") if isinstance(data, dict) else data
-    if not isinstance(rows, list):
-        raise InputError("holds no list of questions", path=str(path), fix="Put them under questions:")
+    name, rows, raw = read_golden(path)
     normalised = {doc: NormalisedText(text) for doc, text in texts.items()}
-    questions = [_question(row, n, normalised, str(path)) for n, row in enumerate(rows, start=1)]
-    ids = [q.id for q in questions]
+    questions = tuple(_resolved(row, normalised, str(path)) for row in rows)
+    return GoldenSet(name, questions, hashlib.sha256(raw).hexdigest())
+
+
+def read_golden(path: str | Path) -> tuple[str, list[dict[str, Any]], bytes]:
+    """The golden set's name, its questions checked for shape but with quotes not yet resolved, and
+    the file's bytes.
+
+    The file is read strictly: an unknown key at any level is an error with the closest known key,
+    since a misspelt ``answers:`` or ``doc:`` accepted quietly would change what a question is judged
+    by (or whether it is judged at all) with no sign in any metric. It needs no corpus, so a suite
+    checks its golden file with it before ingesting anything (``Suite.check_data``).
+    """
+    path = Path(path)
+    source = str(path)
+    raw = yamlfile.read_bytes(path)
+    data: Any = yamlfile.parse(raw, source)
+    if isinstance(data, dict):
+        _known_keys(data, GOLDEN_KEYS, source, "", "golden set")
+    listed = data.get("questions") if isinstance(data, dict) else data
+    if not isinstance(listed, list):
+        raise InputError("holds no list of questions", path=source, fix="Put them under questions:")
+    rows = [_checked(row, n, source) for n, row in enumerate(listed, start=1)]
+    ids = [str(row["id"]) for row in rows]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
-        raise InputError("repeats question ids", path=str(path), value=repeated, fix="Make each id unique")
+        raise InputError("repeats question ids", path=source, value=repeated, fix="Make each id unique")
     name = data.get("name", path.stem) if isinstance(data, dict) else path.stem
-    return GoldenSet(str(name), tuple(questions), hashlib.sha256(raw).hexdigest())
+    return str(name), rows, raw
 
 
-def _question(row: Any, number: int, texts: Mapping[str, NormalisedText], source: str) -> Question:
+def _known_keys(row: Mapping[Any, Any], known: tuple[str, ...], source: str, where: str, kind: str) -> None:
+    """An error naming the first key of ``row`` that a ``kind`` does not have, and the closest one."""
+    unknown = yamlfile.unknown_keys(row, known)
+    if unknown:
+        article = "An" if kind[0] in "aeiou" else "A"
+        raise InputError(
+            f"is not {article.lower()} {kind} key",
+            path=source,
+            field=f"{where}.{unknown[0]}" if where else unknown[0],
+            fix=f"{yamlfile.did_you_mean(unknown[0], known)}{article} {kind} has {', '.join(known)}",
+        )
+
+
+def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
+    """One question as written, every key known, every required key there, answers a list of tables."""
     where = f"question {number}"
     if not isinstance(row, dict):
         raise InputError(
             "is not a mapping", path=source, field=where, fix="Give id, question, category, answers"
         )
+    _known_keys(row, QUESTION_KEYS, source, str(row.get("id", where)), "question")
     for key in ("id", "question", "category", "answers"):
         if key not in row:
             raise InputError(f"lacks {key}", path=source, field=str(row.get("id", where)), fix=f"Add {key}:")
@@ -210,14 +243,33 @@ def _question(row: Any, number: int, texts: Mapping[str, NormalisedText], source
             value=row["category"],
             fix=f"Use one of: {', '.join(CATEGORIES)}",
         )
-    answers: Iterable[Any] = row["answers"] or []
-    labels = tuple(
-        resolve(qid, str(a.get("quote", "")), a.get("doc"), texts, source)
-        for a in answers
-        if isinstance(a, dict)
-    )
-    if not labels:
+    answers: Any = row["answers"] or []
+    if not isinstance(answers, list) or not answers:
         raise InputError(
-            "has no answers", path=source, field=qid, fix="Add at least one quote under answers:"
+            "must be a list of at least one answer",
+            path=source,
+            field=f"{qid}.answers",
+            fix="Add at least one quote under answers:",
         )
+    for n, answer in enumerate(answers, start=1):
+        # an answer that is not a table used to be skipped, so a question could lose a label silently
+        if not isinstance(answer, dict):
+            raise InputError(
+                "is not a table of doc and quote",
+                path=source,
+                field=f"{qid}.answers[{n}]",
+                value=answer,
+                fix="Write {doc: FILE, quote: TEXT} (doc is optional)",
+            )
+        _known_keys(answer, ANSWER_KEYS, source, f"{qid}.answers[{n}]", "answer")
+    return row
+
+
+def _resolved(row: dict[str, Any], texts: Mapping[str, NormalisedText], source: str) -> Question:
+    """A checked question with its quotes resolved to spans."""
+    qid = str(row["id"])
+    labels = tuple(
+        resolve(qid, str(a.get("quote", "")), None if a.get("doc") is None else str(a["doc"]), texts, source)
+        for a in row["answers"]
+    )
     return Question(qid, str(row["question"]), str(row["category"]), str(row.get("note", "")), labels)

@@ -269,6 +269,7 @@ def run_suite(
 
     ``show_progress`` shows the embedding of each store and each row's questions on stderr.
     """
+    suite.check_data()  # a missing corpus or golden file: one line, and no store made for it
     rows: list[dict[str, Any]] = []
     opened: dict[ChunkingConfig, tuple[Store, Labels, str]] = {}
     try:

@@ -24,11 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
+from clear_rag.eval.golden import read_golden
 from clear_rag.eval.metrics import DOC_METRICS, SPAN_METRICS
 
 SUITES_DIR = Path("golden") / "suites"
+_RELATIVE = "a suite's paths are relative to the folder clear-rag runs in, not to the suite file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,13 @@ class Suite:
                 value=str(golden),
                 fix="Use --golden with a suite over a corpus folder (corpus: and golden:)",
             )
+        if not golden.is_file():
+            raise ConfigError(
+                "is a folder, not a file" if golden.is_dir() else "does not exist",
+                field="--golden",
+                value=str(golden),
+                fix="Check the path of the golden set",
+            )
         return replace(self, golden=golden, name=f"{self.name}-{golden.stem}")
 
     def with_reranker(self, reranker: str) -> Suite:
@@ -73,6 +83,35 @@ class Suite:
             Row(r.name, r.config.replace(reranker=reranker)) if r.config.rerank else r for r in self.rows
         )
         return replace(self, rows=rows)
+
+    def check_data(self) -> None:
+        """Fail, naming the suite key, if the corpus, golden file or BEIR folder is not there, or the
+        golden file is not a well-formed golden set.
+
+        Checked when a suite is about to run rather than when it loads, since a suite over data this
+        machine lacks (a BEIR download) must still load for the asset definitions; and checked before
+        anything runs, so that no store is made for a corpus that is not there, and the message is
+        this one line rather than the ``FileNotFoundError`` of whichever reader came first.
+        """
+        wanted: list[tuple[str, Path | None, bool | None]] = (  # key, path, a folder (None: either)
+            [("beir", self.beir, True)]
+            if self.beir is not None
+            else [("corpus", self.corpus, None), ("golden", self.golden, False)]
+        )
+        for key, where, folder in wanted:
+            if where is None:
+                continue
+            if not where.exists():
+                what = "does not exist"
+            elif folder is not None and where.is_dir() != folder:
+                what = "is a file, not a folder" if folder else "is a folder, not a file"
+            else:
+                continue
+            raise ConfigError(
+                what, path=str(self.path), field=key, value=str(where), fix=f"Fix the path ({_RELATIVE})"
+            )
+        if self.golden is not None and self.beir is None:
+            read_golden(self.golden)  # its keys and shape, so that a typo there costs no ingest first
 
 
 def merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,34 +132,65 @@ def suite_path(name_or_path: str) -> Path:
 
 
 def load_suite(name_or_path: str) -> Suite:
-    import yaml
-
+    """Read a suite strictly: an unknown key anywhere is an error with the closest known key, since
+    a misspelt key silently ignored would measure something other than what the suite says."""
     path = suite_path(name_or_path)
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.yaml"))) or "none"
         raise ConfigError("is not a suite file", path=str(path), fix=f"Known suites: {known}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yamlfile.load(path)
+    data = {} if data is None else data
     source = str(path)
     if not isinstance(data, Mapping):
         raise ConfigError(
             "must hold a table of suite keys", path=source, fix=f"Keys: {', '.join(SUITE_KEYS)}"
         )
-    unknown = sorted(set(data) - set(SUITE_KEYS))
+    unknown = yamlfile.unknown_keys(data, SUITE_KEYS)
     if unknown:
+        hint = yamlfile.did_you_mean(unknown[0], SUITE_KEYS)
         raise ConfigError(
-            "is not a suite key", path=source, field=unknown[0], fix=f"Known keys: {', '.join(SUITE_KEYS)}"
+            "is not a suite key",
+            path=source,
+            field=unknown[0],
+            fix=f"{hint}Known keys: {', '.join(SUITE_KEYS)}",
         )
-    base = PipelineConfig().to_dict()
-    base = merge(base, data.get("base") or {})
+    for key in ("name", "corpus", "golden", "beir", "split", "baseline"):
+        if key in data and not isinstance(data[key], str):
+            raise ConfigError(
+                "must be text",
+                path=source,
+                field=key,
+                value=data[key],
+                fix=f'Write it as text, quoted if it looks like a number: {key}: "..."',
+            )
+    base_changes = data.get("base") or {}
+    if not isinstance(base_changes, Mapping):
+        raise ConfigError(
+            "must be a table of settings",
+            path=source,
+            field="base",
+            value=base_changes,
+            fix="Write base: {key: value}",
+        )
+    base = merge(PipelineConfig().to_dict(), base_changes)
+    listed = data.get("rows") or []
+    if not isinstance(listed, list):
+        raise ConfigError(
+            "must be a list of rows", path=source, field="rows", fix="Write rows: and under it - name: ..."
+        )
     rows = []
-    for n, row in enumerate(data.get("rows") or [], start=1):
+    for n, row in enumerate(listed, start=1):
         if not isinstance(row, Mapping) or "name" not in row:
             raise ConfigError("has no name", path=source, field=f"rows[{n}]", fix="Give every row a name:")
-        extra = sorted(set(row) - set(ROW_KEYS))
+        extra = yamlfile.unknown_keys(row, ROW_KEYS)
         if extra:
             # a misspelt `set:` would otherwise run the base config under the row's name
+            hint = yamlfile.did_you_mean(extra[0], ROW_KEYS)
             raise ConfigError(
-                "is not a row key", path=source, field=f"rows[{n}].{extra[0]}", fix="A row has name: and set:"
+                "is not a row key",
+                path=source,
+                field=f"rows[{n}].{extra[0]}",
+                fix=f"{hint}A row has name: and set:",
             )
         changes = row.get("set") or {}
         if not isinstance(changes, Mapping):

@@ -8,6 +8,10 @@ it returns). It reports as it goes, through ``on_event``, the events the chat en
 finishes, then ``context``, ``token`` (many) and ``citations``. ``done`` and ``error`` are the
 caller's, sent once the trace is stored. The trace's ``context`` is, by construction, the numbered
 sources inside ``messages``, which are exactly what the model is given.
+
+Every chat reply it reads (the answer, and the rewrite, phrasings and HyDE passage before retrieval)
+is bounded here, for every model alike, by the config's ``answer_deadline_s`` and
+``max_answer_chars`` (``BoundedChat``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from clear_rag.errors import Cancelled, ConfigError
+from clear_rag.generate.bounds import BoundedChat
 from clear_rag.generate.prompt import (
     REFUSAL,
     answer_messages,
@@ -106,18 +111,24 @@ class Planner:
         chat_used = False
         searched = question
         if any(m.role == "user" for m in history):
-            standalone = rewrite(self._chat("rewrites a follow-up question"), question, history)
+            standalone = rewrite(
+                self._chat("rewrites a follow-up question", "the rewrite"), question, history
+            )
             steps["rewrite"] = dataclasses.asdict(standalone)
             searched, chat_used = standalone.question, True
         check()
         phrasings: list[str] = []
         if config.expand:
-            phrasings, dropped = expand(self._chat("expands the query (expand > 0)"), searched, config.expand)
+            phrasings, dropped = expand(
+                self._chat("expands the query (expand > 0)", "the phrasings"), searched, config.expand
+            )
             steps["expansion"] = {"kept": phrasings, "dropped": dropped}
             chat_used = True
         hypothetical = None
         if config.hyde:
-            hypothetical = hypothetical_passage(self._chat("writes a HyDE passage (hyde = true)"), searched)
+            hypothetical = hypothetical_passage(
+                self._chat("writes a HyDE passage (hyde = true)", "the HyDE passage"), searched
+            )
             steps["hyde"] = hypothetical
             chat_used = True
         check()
@@ -197,7 +208,7 @@ class Planner:
             steps["refusal"] = "nothing was retrieved; the model was not asked"
             return REFUSAL
         pieces: list[str] = []
-        stream = self._chat("answers the question").stream(
+        stream = self._chat("answers the question", "the answer").stream(
             messages, temperature=0.0, max_tokens=self.max_tokens
         )
         try:
@@ -211,14 +222,18 @@ class Planner:
                 close()  # a generator stops here: the model is asked for no more tokens
         return "".join(pieces).strip()
 
-    def _chat(self, purpose: str) -> ChatModel:
+    def _chat(self, purpose: str, reply: str) -> BoundedChat:
+        """The chat model, bounded by the config's deadline and size; ``reply`` names what it writes."""
         if self.chat is None:
             raise ConfigError(
                 f"needs a chat model: the question path {purpose}",
                 field="chat",
                 fix="Pass a chat model (--chat smollm2, --chat ollama:MODEL, or --chat echo, the fake)",
             )
-        return self.chat
+        config = self.pipeline.config
+        return BoundedChat(
+            self.chat, deadline_s=config.answer_deadline_s, max_chars=config.max_answer_chars, reply=reply
+        )
 
 
 def _ignore(event: Event) -> None:

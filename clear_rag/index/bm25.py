@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ import numpy as np
 
 from clear_rag.errors import StoreError
 from clear_rag.index.analyze import Analyzer
+from clear_rag.index.files import REBUILD, write_array
 from clear_rag.index.postings import (
     EMPTY,
     Numbering,
@@ -49,12 +49,14 @@ from clear_rag.index.postings import (
 )
 from clear_rag.index.scoring import IDF, FloatArray, IdfName, length_norm, term_score
 from clear_rag.index.vectors import top_rows
+from clear_rag.results.files import write_atomic
 
 __all__ = ["BM25Index", "IdfName"]
 
 FORMAT = 1
 META_FILE = "bm25.json"
 ARRAY_FILES = ("indptr", "docs", "tfs", "doc_len")
+FILES = (*(f"bm25_{name}.npy" for name in ARRAY_FILES), META_FILE)  # every file ``save`` writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,19 +176,17 @@ class BM25Index:
         return [self._search(state, query, k) for query in queries]
 
     def save(self, directory: str | Path) -> None:
-        """Write the raw inverted index as ``.npy`` files and ``bm25.json``, each replaced atomically."""
+        """Write the raw inverted index as ``.npy`` files and ``bm25.json``, each replaced atomically
+        by way of a temporary file of its own (the predecessor's fixed ``.tmp`` names were shared by
+        every process writing the same index)."""
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         raw = self._state.raw
         meta = {"format": FORMAT, "k1": self.k1, "b": self.b, "idf": self.idf, "stem": self.stem}
         for name in ARRAY_FILES:
-            with (folder / f"bm25_{name}.npy.tmp").open("wb") as fh:
-                np.save(fh, getattr(raw, name))
+            write_array(folder / f"bm25_{name}.npy", getattr(raw, name))
         # ensure_ascii (the default) keeps stems holding stray UTF-8 bytes, as lone surrogates, writable.
-        body = json.dumps({**meta, "ids": list(raw.ids), "vocab": list(raw.vocab)})
-        (folder / f"{META_FILE}.tmp").write_text(body, encoding="utf-8")
-        for name in [*(f"bm25_{n}.npy" for n in ARRAY_FILES), META_FILE]:  # the metadata last
-            os.replace(folder / f"{name}.tmp", folder / name)
+        write_atomic(folder / META_FILE, json.dumps({**meta, "ids": list(raw.ids), "vocab": list(raw.vocab)}))
 
     @classmethod
     def load(cls, directory: str | Path) -> BM25Index:
@@ -208,7 +208,7 @@ class BM25Index:
             raise StoreError(
                 f"the BM25 index cannot be read ({err})",
                 path=str(folder),
-                fix="Re-run ingest to rebuild the keyword index",
+                fix=REBUILD,
             ) from err
         index._state = index._derive(raw)
         return index

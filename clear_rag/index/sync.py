@@ -1,40 +1,83 @@
 """Keeping the indexes beside the store in step with it, one document at a time.
 
 Each index directory holds a manifest: for every document it covers, the version it indexed (content
-hash and chunker settings) and the chunk ids it added. Bringing an index up to date (``keyword_index``,
-``vector_index``: what ingestion does) compares that with the store's document records (no text is
-read) and touches only documents that were added, changed or removed. Loading one for a question
-(``load_keyword``, ``load_vectors``) never indexes anything: an index behind its store is an error
-that says to run ingest, so a question never pays for tokenising or embedding a corpus. The
-predecessor rebuilt its index on every launch, and then in every query.
+hash and chunker settings) and the chunk ids it added, or why it left the document out; and the size
+and SHA-256 of each data file (``clear_rag.index.files``). Bringing an index up to date
+(``keyword_index``, ``vector_index``: what ingestion does) compares that with the store's document
+records (no text is read) and touches only documents that were added, changed, removed or left out
+last time. Chunks are read and indexed a batch at a time, so memory follows the batch, not the
+corpus: the predecessor listed every chunk of every changed document at once.
+
+A document that cannot be indexed (its embedding is a zero or non-finite vector, or the embedder
+fails on its texts) is left out of that index and named, and the rest goes on; the predecessor let
+one zero vector fail every later ingest of the store. An index that fails its check on open
+(truncated, garbled, shuffled or missing files) is rebuilt from the store by the next sync, which
+says so.
+
+Loading one for a question (``load_keyword``, ``load_vectors``) never indexes anything: an index
+behind its store is an error that says to run ingest, and a damaged one an error naming the file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from clear_rag.errors import StoreError
+from clear_rag.index import bm25, vectors
+from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
+from clear_rag.index.files import (
+    MANIFEST,
+    DamagedIndexError,
+    Manifest,
+    check_files,
+    locked,
+    read_manifest,
+    remove_leftovers,
+    write_manifest,
+)
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.providers.base import Embedder
 from clear_rag.store.sqlite import Store
 from clear_rag.types import Chunk
 
-MANIFEST = "manifest.json"
+__all__ = ["MANIFEST", "DamagedIndexError", "IndexHealth", "SyncReport", "keyword_index", "vector_index"]
+
 INDEX_DIR = "index"
+# Chunks per BM25Index.add: every add re-scores the whole index once, so batches are large; the
+# texts of one batch (a few MB) are what a keyword sync holds.
+KEYWORD_BATCH = 8192
 
 
 class _Index(Protocol):
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
     def remove(self, ids: Iterable[str]) -> Any: ...
 
     def save(self, directory: str | Path) -> None: ...
+
+
+IndexT = TypeVar("IndexT", bound=_Index)
+
+
+@dataclass(frozen=True, slots=True)
+class Place(Generic[IndexT]):
+    """Where one index lives and what it is: its name in messages, its settings, its files."""
+
+    label: str  # "keyword", "keyword (porter)", "vector (hash-embedder-256)"
+    directory: Path
+    settings: dict[str, Any]
+    files: tuple[str, ...]
+    ids_file: str  # the file holding its ids, named when they disagree with the manifest
+    load: Callable[[Path], IndexT]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +90,21 @@ class SyncReport:
     chunks_added: int
     chunks_removed: int
     elapsed_ms: float
+    missing: dict[str, str] = field(default_factory=dict)  # documents left out this time, and why
+    damage: str = ""  # what was wrong with the index on disk, when it was rebuilt for that
+    rebuilt: bool = False  # built again from the store (damaged, or asked to)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHealth:
+    """One index as its check finds it (``clear-rag status``, ``clear-rag index``)."""
+
+    label: str
+    state: Literal["ok", "absent", "behind", "damaged"]
+    chunks: int
+    documents: int  # documents it holds, less those left out
+    missing: dict[str, str]
+    problem: StoreError | None  # unless ok: the error a question over this index ends in
 
 
 def document_versions(store: Store) -> dict[str, str]:
@@ -57,142 +115,301 @@ def document_versions(store: Store) -> dict[str, str]:
     }
 
 
-def _read_manifest(directory: Path) -> dict[str, Any]:
-    path = directory / MANIFEST
-    if not path.exists():
-        return {"documents": {}}
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+def empty_unit(doc_id: str) -> Chunk:
+    """The stand-in of a document without chunks in a keyword index: no text, so no query matches it."""
+    return Chunk(f"{doc_id}#empty", doc_id, 0, 0, "", -1, 0)
+
+
+def open_index(place: Place[IndexT]) -> tuple[IndexT, Manifest] | None:
+    """The index at ``place`` after its check, with its manifest; ``None`` if there is none for these
+    settings; :class:`DamagedIndexError` if a file does not match the manifest or the ids in the
+    files are not the chunks the manifest lists (a shuffled or swapped id file)."""
+    with locked(place.directory, "commit", shared=True):
+        manifest = read_manifest(place.directory, place.label, place.files)
+        if manifest is None or manifest.settings != place.settings:
+            return None
+        check_files(place.directory, manifest, place.files, place.label)
+        try:
+            index = place.load(place.directory)
+        except StoreError as err:
+            raise DamagedIndexError(place.label, place.directory, place.ids_file, err.what) from err
+    listed = manifest.chunk_ids()
+    if len(index.ids) != len(listed) or not listed.issuperset(index.ids):
+        problem = f"its {len(index.ids)} ids are not the {len(listed)} chunks the manifest lists"
+        raise DamagedIndexError(place.label, place.directory, place.ids_file, problem)
+    return index, manifest
 
 
 def sync(
-    name: str,
-    index: _Index,
-    directory: Path,
+    place: Place[IndexT],
     store: Store,
-    add: Callable[[Sequence[Chunk]], None],
+    add: Adder[IndexT],
     *,
-    settings: dict[str, Any],
+    fresh: Callable[[], IndexT],
+    batch: int,
     empty_units: bool = False,
-) -> SyncReport:
-    """Bring ``index`` (saved in ``directory``) up to date with ``store``; save it if anything changed.
+    rebuild: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[IndexT, SyncReport]:
+    """Bring the index at ``place`` up to date with ``store``; save it if anything changed.
 
+    An index that is absent, damaged or (with ``rebuild``) unwanted starts again from ``fresh()``.
     With ``empty_units``, a document that has no chunk (an empty text: chunkers cut nothing from it)
     is indexed as one empty unit (``empty_unit``), which no query matches but which counts in BM25's
     document count N and average length, as SQLite FTS5 counts a row with no tokens. The predecessor
     left such documents out, so N on Cranfield's 1,400 documents (two of them empty) was 1,398.
     """
     started = time.perf_counter()
-    manifest = _read_manifest(directory)
-    if manifest.get("settings", settings) != settings:
-        manifest = {"documents": {}}  # the caller made a fresh index for the new settings
-    covered: dict[str, dict[str, Any]] = manifest["documents"]
-    versions = document_versions(store)
-    stale = sorted(doc for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
-    removed = sorted(set(covered) - set(versions))
-    old_ids = [cid for doc in stale + removed for cid in covered.get(doc, {}).get("chunks", [])]
-    fresh = [chunk for doc in stale for chunk in store.chunks(doc)]
-    if empty_units:
-        chunked = {chunk.doc_id for chunk in fresh}
-        fresh += [empty_unit(doc) for doc in stale if doc not in chunked]
-    if old_ids:
-        index.remove(old_ids)
-    if fresh:
-        add(fresh)
-    if stale or removed or not (directory / MANIFEST).exists():
+    place.directory.mkdir(parents=True, exist_ok=True)
+    with locked(place.directory, "sync"):
+        remove_leftovers(place.directory)
+        damage = ""
+        try:
+            opened = open_index(place)
+        except DamagedIndexError as err:
+            opened, damage = None, err.reason
+        if opened is None or rebuild:
+            index, documents, unsaved = fresh(), {}, True
+        else:
+            index, manifest = opened
+            documents, unsaved = dict(manifest.documents), manifest.files is None
+        versions = document_versions(store)
+        stale = sorted(doc for doc, version in versions.items() if _to_index(documents.get(doc), version))
+        removed = sorted(set(documents) - set(versions))
+        old_ids = [cid for doc in stale + removed for cid in documents.get(doc, {}).get("chunks", [])]
+        if old_ids:
+            index.remove(old_ids)
         for doc in removed:
-            del covered[doc]
-        by_doc: dict[str, list[str]] = {doc: [] for doc in stale}
-        for chunk in fresh:
-            by_doc[chunk.doc_id].append(chunk.id)
+            del documents[doc]
+        filler = _Filler(index, add, batch, progress, _chunk_total(store, stale) if progress else 0)
         for doc in stale:
-            covered[doc] = {"version": versions[doc], "chunks": by_doc[doc]}
-        directory.mkdir(parents=True, exist_ok=True)
-        index.save(directory)
-        body = json.dumps({"settings": settings, "documents": covered}, sort_keys=True)
-        temporary = directory / (MANIFEST + ".tmp")
-        temporary.write_text(body, encoding="utf-8")
-        temporary.replace(directory / MANIFEST)  # the manifest last: a crash before it re-syncs
+            filler.document(doc, store.chunks(doc), empty_units=empty_units)
+        filler.finish()
+        for doc in stale:
+            entry: dict[str, Any] = {"version": versions[doc], "chunks": filler.added.get(doc, [])}
+            documents[doc] = entry | ({"missing": filler.missing[doc]} if doc in filler.missing else {})
+        if stale or removed or unsaved:
+            with locked(place.directory, "commit"):
+                index.save(place.directory)
+                write_manifest(place.directory, place.settings, documents, place.files)  # last
     elapsed = (time.perf_counter() - started) * 1000
-    return SyncReport(name, len(stale), len(removed), len(fresh), len(old_ids), elapsed)
+    added = sum(len(ids) for ids in filler.added.values())
+    report = SyncReport(
+        place.label, len(stale), len(removed), added, len(old_ids), elapsed,
+        filler.missing, damage, rebuilt=bool(damage) or rebuild,
+    )  # fmt: skip
+    return index, report
 
 
-def empty_unit(doc_id: str) -> Chunk:
-    """The stand-in of a document without chunks in a keyword index: no text, so no query matches it."""
-    return Chunk(f"{doc_id}#empty", doc_id, 0, 0, "", -1, 0)
+def _to_index(entry: dict[str, Any] | None, version: str) -> bool:
+    """A document is (re)indexed when the index lacks it, holds an old version, or left it out:
+    a document left out is retried by every sync until it goes in."""
+    return entry is None or entry["version"] != version or "missing" in entry
 
 
-def _behind(directory: Path, store: Store, settings: dict[str, Any]) -> tuple[int, int] | None:
-    """How many stored documents the index lacks or holds in an old version, and how many it holds
-    that the store no longer has; ``None`` when the index does not exist for these settings."""
-    if not (directory / MANIFEST).exists():
-        return None
-    manifest = _read_manifest(directory)
-    if manifest.get("settings") != settings:
-        return None
-    covered = manifest["documents"]
-    versions = document_versions(store)
-    stale = sum(1 for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
-    return stale, len(set(covered) - set(versions))
+def _chunk_total(store: Store, docs: list[str]) -> int:
+    """How many chunks ``docs`` have, from the chunk table alone (no text), for a progress bar."""
+    wanted = set(docs)
+    counts = Counter(doc for _, doc, _, _ in store.chunk_spans() if doc in wanted)
+    return sum(counts.values())
 
 
-def _check_current(name: str, directory: Path, store: Store, settings: dict[str, Any]) -> None:
-    behind = _behind(directory, store, settings)
-    fix = "Run `clear-rag ingest PATH` (it brings the indexes up to date), then ask again"
-    if behind is None:
-        raise StoreError(f"has no {name} index", path=str(store.directory), fix=fix)
-    stale, removed = behind
-    if stale or removed:
-        raise StoreError(
-            f"has a {name} index that is behind the store ({stale} documents new or changed, "
-            f"{removed} removed since it was built)",
-            path=str(store.directory),
-            fix=fix,
-        )
+class _Filler(Generic[IndexT]):
+    """Feeds an index a batch of chunks at a time, document by document, in the store's order (so
+    the ids come out in the order one ``add`` of everything gave), and keeps what each document
+    added and which documents the index left out."""
+
+    def __init__(
+        self,
+        index: IndexT,
+        add: Adder[IndexT],
+        batch: int,
+        progress: Callable[[int, int], None] | None,
+        total: int,
+    ) -> None:
+        self.index, self.add, self.batch, self.progress, self.total = index, add, batch, progress, total
+        self.added: dict[str, list[str]] = {}
+        self.missing: dict[str, str] = {}
+        self.pending: list[Chunk] = []
+        self.empty: list[str] = []  # ids only; their units go in last, where one add put them
+        self.done = 0
+        if progress is not None:
+            progress(0, total)  # shown from the start, not after the first batch
+
+    def document(self, doc: str, chunks: Iterable[Chunk], *, empty_units: bool) -> None:
+        seen = False
+        for chunk in chunks:
+            seen = True
+            if doc in self.missing:  # left out already: its other chunks need no embedding
+                self._advance(1)
+                continue
+            self.pending.append(chunk)
+            if len(self.pending) >= self.batch:
+                self._flush()
+        if not seen and empty_units:
+            self.empty.append(doc)
+
+    def finish(self) -> None:
+        self._flush()
+        for begin in range(0, len(self.empty), self.batch):
+            self.pending = [empty_unit(doc) for doc in self.empty[begin : begin + self.batch]]
+            self._flush(counted=False)
+
+    def _flush(self, *, counted: bool = True) -> None:
+        if not self.pending:
+            return
+        left_out = self.add(self.index, self.pending)
+        for chunk in self.pending:
+            if chunk.doc_id not in left_out:
+                self.added.setdefault(chunk.doc_id, []).append(chunk.id)
+        for doc, reason in left_out.items():
+            self.missing[doc] = reason
+            self.index.remove(self.added.pop(doc, []))  # what it added in earlier batches
+        if counted:
+            self._advance(len(self.pending))
+        self.pending = []
+
+    def _advance(self, chunks: int) -> None:
+        self.done += chunks
+        if self.progress is not None:
+            self.progress(self.done, self.total)
 
 
-def _keyword_place(store: Store, stem: bool) -> tuple[Path, dict[str, Any]]:
+# -- where each index lives, and opening it for a question ------------------------------------------
+
+
+def keyword_place(store: Store, stem: bool) -> Place[BM25Index]:
     directory = store.directory / INDEX_DIR / ("bm25-porter" if stem else "bm25")
     # "empty documents": an index built before they were counted is rebuilt once (no embedding)
-    return directory, {"analyzer": "porter unicode61" if stem else "unicode61", "empty documents": "counted"}
+    settings = {"analyzer": "porter unicode61" if stem else "unicode61", "empty documents": "counted"}
+    label = "keyword (porter)" if stem else "keyword"
+    return Place(label, directory, settings, bm25.FILES, bm25.META_FILE, BM25Index.load)
 
 
-def _vector_place(store: Store, embedder: Embedder) -> tuple[Path, dict[str, Any]]:
+def vector_place(store: Store, embedder: Embedder) -> Place[VectorIndex]:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{embedder.name}@{embedder.version}")
     settings = {"embedder": embedder.name, "version": embedder.version, "dim": embedder.dim}
-    return store.directory / INDEX_DIR / f"vectors-{slug}", settings
+    directory = store.directory / INDEX_DIR / f"vectors-{slug}"
+    label = f"vector ({embedder.name})"
+    return Place(label, directory, settings, vectors.FILES, vectors.IDS_FILE, VectorIndex.load)
+
+
+def existing_places(store: Store) -> list[Place[Any]]:
+    """Every index directory beside the store, whatever built it (``clear-rag status``). Settings
+    come from each manifest, so none is ever "for other settings"; a vector index's embedder is
+    named from its manifest, or from its folder when the manifest cannot be read."""
+    found: list[Place[Any]] = []
+    root = store.directory / INDEX_DIR
+    for directory in sorted(root.iterdir()) if root.is_dir() else []:
+        if directory.name in ("bm25", "bm25-porter"):
+            place: Place[Any] = keyword_place(store, directory.name == "bm25-porter")
+        elif directory.name.startswith("vectors-"):
+            place = Place("vector", directory, {}, vectors.FILES, vectors.IDS_FILE, VectorIndex.load)
+        else:
+            continue
+        try:
+            manifest = read_manifest(directory, place.label, place.files)
+        except DamagedIndexError:
+            manifest = None
+        if manifest is not None:
+            place = replace(place, settings=manifest.settings)
+        if place.label == "vector":
+            name = place.settings.get("embedder") or directory.name.removeprefix("vectors-")
+            place = replace(place, label=f"vector ({name})")
+        found.append(place)
+    return found
+
+
+def health(place: Place[Any], store: Store) -> IndexHealth:
+    """What the check of one index finds, with the error a question over it would end in."""
+    try:
+        opened = open_index(place)
+    except DamagedIndexError as err:
+        return IndexHealth(place.label, "damaged", 0, 0, {}, err)
+    if opened is None:
+        return IndexHealth(place.label, "absent", 0, 0, {}, _absent(place, store))
+    index, manifest = opened
+    missing = manifest.missing()
+    documents = len(manifest.documents) - len(missing)
+    behind = _behind(place, manifest, store)
+    state: Literal["ok", "behind"] = "ok" if behind is None else "behind"
+    return IndexHealth(place.label, state, len(index.ids), documents, missing, behind)
+
+
+def _absent(place: Place[Any], store: Store) -> StoreError:
+    return StoreError(f"has no {place.label} index", path=str(store.directory), fix=_INGEST)
+
+
+_INGEST = "Run `clear-rag ingest PATH` (it brings the indexes up to date), then ask again"
+
+
+def _behind(place: Place[Any], manifest: Manifest, store: Store) -> StoreError | None:
+    """How far the index lags the store, as an error; ``None`` when it is current. A document left
+    out at its current version is not behind: the index says why it lacks it, and questions go on."""
+    covered = manifest.documents
+    versions = document_versions(store)
+    stale = sum(1 for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
+    removed = len(set(covered) - set(versions))
+    if not stale and not removed:
+        return None
+    return StoreError(
+        f"has a {place.label} index that is behind the store ({stale} documents new or changed, "
+        f"{removed} removed since it was built)",
+        path=str(store.directory),
+        fix=_INGEST,
+    )
+
+
+def _load_current(place: Place[IndexT], store: Store) -> IndexT:
+    opened = open_index(place)
+    if opened is None:
+        raise _absent(place, store)
+    behind = _behind(place, opened[1], store)
+    if behind is not None:
+        raise behind
+    return opened[0]
 
 
 def load_keyword(
     store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
 ) -> BM25Index:
-    """The store's BM25 index for one analyzer, as ingestion left it; an error if it is behind."""
-    directory, settings = _keyword_place(store, stem)
-    _check_current("keyword (porter)" if stem else "keyword", directory, store, settings)
-    return BM25Index.load(directory).with_params(k1=k1, b=b, idf=idf)
+    """The store's BM25 index for one analyzer, as ingestion left it; an error if it is behind or
+    damaged."""
+    return _load_current(keyword_place(store, stem), store).with_params(k1=k1, b=b, idf=idf)
 
 
 def load_vectors(store: Store, embedder: Embedder) -> VectorIndex:
-    """The store's vector index for one embedder, as ingestion left it; an error if it is behind."""
-    directory, settings = _vector_place(store, embedder)
-    _check_current(f"vector ({embedder.name})", directory, store, settings)
-    return VectorIndex.load(directory)
+    """The store's vector index for one embedder, as ingestion left it; an error if it is behind or
+    damaged."""
+    return _load_current(vector_place(store, embedder), store)
+
+
+# -- bringing each index up to date ----------------------------------------------------------------
 
 
 def keyword_index(
-    store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
+    store: Store,
+    *,
+    stem: bool = False,
+    k1: float = 1.2,
+    b: float = 0.75,
+    idf: IdfName = "lucene",
+    rebuild: bool = False,
 ) -> tuple[BM25Index, SyncReport]:
     """The store's BM25 index for one analyzer, brought up to date. ``k1``, ``b`` and ``idf`` only
     weight the stored postings, so changing them re-scores without re-tokenising."""
-    directory, settings = _keyword_place(store, stem)
-    loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
-    index = BM25Index.load(directory) if loaded else BM25Index(k1=k1, b=b, idf=idf, stem=stem)
-    index = index.with_params(k1=k1, b=b, idf=idf)
-
-    def add(chunks: Sequence[Chunk]) -> None:
-        index.add([c.id for c in chunks], [c.text for c in chunks])
-
-    return index, sync("keyword", index, directory, store, add, settings=settings, empty_units=True)
+    place = keyword_place(store, stem)
+    opened = place.load
+    place = replace(place, load=lambda folder: opened(folder).with_params(k1=k1, b=b, idf=idf))
+    return sync(
+        place,
+        store,
+        KeywordAdder(),
+        fresh=lambda: BM25Index(k1=k1, b=b, idf=idf, stem=stem),
+        batch=KEYWORD_BATCH,
+        empty_units=True,
+        rebuild=rebuild,
+    )
 
 
 def vector_index(
@@ -201,19 +418,39 @@ def vector_index(
     *,
     batch: int = 64,
     progress: Callable[[int, int], None] | None = None,
+    rebuild: bool = False,
 ) -> tuple[VectorIndex, SyncReport]:
-    """The store's vector index for one embedder, brought up to date (embedding only new chunks)."""
-    directory, settings = _vector_place(store, embedder)
-    loaded = (directory / MANIFEST).exists() and _read_manifest(directory).get("settings") == settings
-    index = VectorIndex.load(directory) if loaded else VectorIndex(embedder.dim)
+    """The store's vector index for one embedder, brought up to date (embedding only new chunks,
+    ``batch`` texts per call)."""
+    place = vector_place(store, embedder)
+    return sync(
+        place,
+        store,
+        VectorAdder(embedder, batch),
+        fresh=lambda: VectorIndex(embedder.dim),
+        batch=batch,
+        rebuild=rebuild,
+        progress=progress,
+    )
 
-    def add(chunks: Sequence[Chunk]) -> None:
-        if progress is not None:
-            progress(0, len(chunks))  # shown from the start, not after the first batch
-        for begin in range(0, len(chunks), batch):
-            part = chunks[begin : begin + batch]
-            index.add([c.id for c in part], embedder.embed([c.text for c in part], kind="document"))
-            if progress is not None:
-                progress(begin + len(part), len(chunks))
 
-    return index, sync("vector", index, directory, store, add, settings=settings)
+def report_lines(report: SyncReport) -> list[str]:
+    """What ingest says of one index: what changed (or that it was rebuilt, and why), then each
+    document it left out. One line each; the CLI and ``clear-rag index`` print them."""
+    r = report
+    if r.damage:
+        head = f"index {r.index}: damaged ({r.damage}); rebuilt from the store: {r.chunks_added} chunks"
+    elif r.rebuilt:
+        head = f"index {r.index}: rebuilt from the store: {r.chunks_added} chunks"
+    elif r.documents_updated or r.documents_removed:
+        head = (
+            f"index {r.index}: {r.documents_updated} documents re-indexed, {r.documents_removed} "
+            f"dropped; {r.chunks_added} chunks in, {r.chunks_removed} out ({r.elapsed_ms:.0f} ms)"
+        )
+    else:
+        head = f"index {r.index}: up to date"
+    return [head, *missing_lines(r.index, r.missing)]
+
+
+def missing_lines(label: str, missing: dict[str, str]) -> list[str]:
+    return [f"missing from index {label}: {doc}: {reason}" for doc, reason in sorted(missing.items())]

@@ -21,9 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.errors import StoreError
+from clear_rag.index.files import REBUILD, write_array
+from clear_rag.results.files import write_atomic
 
 VECTORS_FILE = "vectors.npy"
 IDS_FILE = "ids.json"
+FILES = (VECTORS_FILE, IDS_FILE)  # every file ``save`` writes
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -250,18 +253,17 @@ class VectorIndex:
         return found
 
     def save(self, directory: str | Path) -> None:
-        """Write ``vectors.npy`` and ``ids.json`` into ``directory``, each replaced atomically."""
+        """Write ``vectors.npy`` and ``ids.json`` into ``directory``, each replaced atomically.
+
+        Each goes through a temporary file of its own (the predecessor's fixed ``vectors.npy.tmp``
+        was shared by every process writing the same index). Replaced, never overwritten: an index
+        loaded earlier may still memory-map the old file, and writing through it would change that
+        index's vectors under it.
+        """
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
-        vectors_tmp = folder / (VECTORS_FILE + ".tmp")
-        ids_tmp = folder / (IDS_FILE + ".tmp")
-        with vectors_tmp.open("wb") as fh:
-            np.save(fh, np.ascontiguousarray(self.matrix))
-        ids_tmp.write_text(json.dumps(self._ids), encoding="utf-8")
-        # Replace, never overwrite: an index loaded earlier may still memory-map the old file, and
-        # writing through it would change that index's vectors under it.
-        os.replace(vectors_tmp, folder / VECTORS_FILE)
-        os.replace(ids_tmp, folder / IDS_FILE)
+        write_array(folder / VECTORS_FILE, np.ascontiguousarray(self.matrix))
+        write_atomic(folder / IDS_FILE, json.dumps(self._ids))
 
     @classmethod
     def load(cls, directory: str | Path, *, mmap: bool = True, threads: int | None = None) -> VectorIndex:
@@ -278,7 +280,7 @@ class VectorIndex:
             raise StoreError(
                 f"the vector index cannot be read ({err})",
                 path=str(folder),
-                fix="Re-run ingest to rebuild the vector index",
+                fix=REBUILD,
             ) from err
         if (
             not isinstance(ids, list)
@@ -293,7 +295,7 @@ class VectorIndex:
                 f"{IDS_FILE} and {VECTORS_FILE} disagree (matrix {matrix.dtype} {matrix.shape}, "
                 f"{len(ids) if isinstance(ids, list) else 'no'} ids)",
                 path=str(folder),
-                fix="Re-run ingest to rebuild the vector index",
+                fix=REBUILD,
             )
         index = cls(int(matrix.shape[1]), threads=threads)
         index._ids = list(ids)

@@ -6,9 +6,11 @@ rules, front matter), so golden-set quotes copied from a rendered page match the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 
 from clear_rag.parse.base import Parsed, decode_text
@@ -17,9 +19,23 @@ from clear_rag.parse.pieces import Piece, assemble, no_text_error
 _LIST_OPEN = {"bullet_list_open": "bullet_list_close", "ordered_list_open": "ordered_list_close"}
 _INLINE_BREAKS = {"<br>", "<br/>", "<br />"}
 
+# Containers nested deeper than this are flattened into plain lines. markdown-it counts a quote as
+# one level and a list item as two (its list and itself), so 32 is 32 quotes or 16 nested lists.
+MAX_DEPTH = 32
+# markdown-it's own limit, past which it silently drops the rest of a container (its default of 20
+# kept 134 characters of a list nested 3,000 deep); set above MAX_DEPTH so flattening comes first.
+# It also bounds inline nesting (links in links), which is why it is not simply made huge.
+_MARKDOWN_IT_NESTING = MAX_DEPTH + 8
+# Quote markers, bullets and item numbers at the start of a line that is flattened.
+_CONTAINER_MARKERS = re.compile(r"(?:>[ \t]*|(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$))*")
+_FLATTENED = "clear_rag_flattened"  # key in markdown-it's env: the lines where flattening began
+
 
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark").enable("table")
+    md.options.maxNesting = _MARKDOWN_IT_NESTING
+    md.block.ruler.before("table", "flatten_deep", _flatten_deep)
+    return md
 
 
 class MarkdownParser:
@@ -35,25 +51,71 @@ class MarkdownParser:
 
     def parse(self, data: bytes, *, source: str) -> Parsed:
         raw, warnings = decode_text(data, source=source)
-        tokens = self._md.parse(_drop_front_matter(raw))
+        env: dict[str, list[int]] = {_FLATTENED: []}
+        tokens = self._md.parse(_blank_front_matter(raw), env)
         text, blocks = assemble(_pieces(tokens))
         if not blocks:
             raise no_text_error(source, "only front matter, rules or empty markup")
-        return Parsed(text=text, blocks=blocks, media_type="text/markdown", warnings=warnings)
+        return Parsed(
+            text=text,
+            blocks=blocks,
+            media_type="text/markdown",
+            warnings=(*warnings, *_flattened_warning(source, env[_FLATTENED])),
+        )
 
 
-def _drop_front_matter(text: str) -> str:
-    """Remove a YAML front matter block: a first line ``---`` up to the next ``---`` or ``...``.
+def _blank_front_matter(text: str) -> str:
+    """Blank out a YAML front matter block: a first line ``---`` up to the next ``---`` or ``...``.
 
-    Without a closing line the ``---`` is an ordinary thematic break and the text is kept.
+    Its lines become empty rather than removed, so line numbers in warnings are the file's. Without
+    a closing line the ``---`` is an ordinary thematic break and the text is kept.
     """
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
         return text
     for index, line in enumerate(lines[1:], start=1):
         if line.rstrip() in ("---", "..."):
-            return "\n".join(lines[index + 1 :])
+            return "\n" * (index + 1) + "\n".join(lines[index + 1 :])
     return text
+
+
+def _flatten_deep(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """A block rule that runs first: at ``MAX_DEPTH`` it takes the container's remaining lines as one
+    paragraph, their quote markers and bullets stripped, instead of letting markdown-it recurse on.
+
+    It takes the lines markdown-it's own loop would (up to the first line indented less than the
+    container needs), so whatever it leaves is parsed by the enclosing container as usual.
+    """
+    if state.level < MAX_DEPTH:
+        return False
+    if silent:
+        return True
+    line, lines = start, []
+    while line < end and (state.isEmpty(line) or not 0 <= state.sCount[line] < state.blkIndent):
+        content = state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]]
+        kept = _CONTAINER_MARKERS.sub("", content, count=1).strip()
+        if kept:
+            lines.append(kept)
+        line += 1
+    state.env[_FLATTENED].append(start + 1)
+    state.line = line
+    if lines:
+        opening = state.push("paragraph_open", "p", 1)
+        opening.map = [start, line]
+        inline = state.push("inline", "", 0)
+        inline.content, inline.map, inline.children = "\n".join(lines), [start, line], []
+        state.push("paragraph_close", "p", -1)
+    return True
+
+
+def _flattened_warning(source: str, lines: list[int]) -> tuple[str, ...]:
+    if not lines:
+        return ()
+    more = f" (and {len(lines) - 1} more places)" if len(lines) > 1 else ""
+    return (
+        f"{source}: line {lines[0]}{more}: quotes or lists nested deeper than {MAX_DEPTH} levels "
+        "were flattened into plain lines; their text is kept",
+    )
 
 
 def _pieces(tokens: Sequence[Token]) -> list[Piece]:

@@ -24,10 +24,13 @@ EMBED_KINDS: tuple[EmbedKind, ...] = ("document", "query")
 
 
 class Named(Protocol):
-    """Anything that reports which model it is."""
+    """Anything that reports which model it is (read only: a plain attribute or a property will do)."""
 
-    name: str
-    version: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
 
 
 class Embedder(Protocol):
@@ -67,11 +70,15 @@ class ChatModel(Protocol):
     the ones it knows and raises ``ValueError`` naming any it does not.
 
     A chat model may also carry a ``fingerprint`` (see ``Fingerprinted``); it is optional, so it is
-    not part of this protocol.
+    not part of this protocol. ``name`` and ``version`` are only read, so a wrapper (the planner's
+    ``BoundedChat``) may pass on its model's as read-only properties.
     """
 
-    name: str
-    version: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
 
     def stream(self, messages: Sequence[Message], **options: object) -> Iterator[str]: ...
 

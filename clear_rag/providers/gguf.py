@@ -73,10 +73,19 @@ class LlamaCppChat:
 
     def _pieces(self, llama: Any, wire: list[dict[str, str]], options: dict[str, Any]) -> Iterator[str]:
         with self._lock:
-            for chunk in llama.create_chat_completion(messages=wire, stream=True, **options):
-                piece = chunk["choices"][0].get("delta", {}).get("content")
-                if piece:
-                    yield str(piece)
+            chunks = llama.create_chat_completion(messages=wire, stream=True, **options)
+            try:
+                for chunk in chunks:
+                    piece = chunk["choices"][0].get("delta", {}).get("content")
+                    if piece:
+                        yield str(piece)
+            finally:
+                # Closed at once when the consumer stops (the planner's deadline or size cap, a client
+                # gone), not whenever the garbage collector gets to it: llama.cpp decodes no further
+                # token, and the lock is free for the next generation.
+                close = getattr(chunks, "close", None)
+                if callable(close):
+                    close()
 
     def _model(self) -> Any:
         with self._load_lock:

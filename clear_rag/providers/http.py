@@ -3,12 +3,18 @@
 Every failure of a model server becomes a ``ModelError`` that names the URL and says what to do:
 start the server, pull the model, raise the timeout, or which field of the reply was wrong.
 httpx is imported here and by the provider modules only.
+
+A streamed reply is bounded here in what one server can do to the process: a line (and an SSE
+event) is at most ``MAX_LINE_BYTES``, and text must keep coming (``Pace``). The predecessor read
+lines with no bound, so a server sending bytes without a newline grew memory until it ran out. The
+answer as a whole is bounded where every chat stream is consumed (``clear_rag.generate.planner``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -21,19 +27,36 @@ from clear_rag.providers.base import Message
 T = TypeVar("T")
 
 _SHOWN = 300  # characters of a server's own error text quoted in a message
+_ERROR_BODY = 64 * 1024  # bytes of an error reply read for its text; the rest is never needed
+
+# The longest line (or SSE event) a streamed reply may hold. A model's reply streams one short line
+# per piece of text (about 100 to 300 bytes in Ollama's and the OpenAI format); 1 MiB leaves room for
+# any metadata a server adds, while memory for one line stays bounded.
+MAX_LINE_BYTES = 1024 * 1024
 
 
 class HttpProvider:
     """Holds one ``httpx.Client`` for a provider; ``close()`` it, or use the provider in a ``with`` block.
 
     Subclasses set ``start_hint``: how to start their server, said when nothing answers at the URL.
-    ``timeout`` bounds each wait (connecting, and each read of a streamed reply), not a whole answer,
-    so a long answer that keeps streaming never times out but a stuck server does.
+    ``timeout`` bounds each wait (connecting, each read, and in a streamed reply the wait for the next
+    piece of text, see ``Pace``), not a whole answer, so a long answer that keeps streaming never
+    times out but a stuck server does; the whole answer has its own deadline in the planner.
+    ``timeout_option`` is how a person sets ``timeout`` where the provider was built for them (the
+    CLI's ``--timeout``); a timeout message names it, or else this class's ``timeout=`` argument.
     """
 
     start_hint = "Start the server, or pass base_url= where it listens"
+    max_line_bytes = MAX_LINE_BYTES
 
-    def __init__(self, base_url: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_option: str | None = None,
+    ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(
                 f"base_url={base_url!r} is not an http(s) URL; use one like 'http://127.0.0.1:11434'"
@@ -42,6 +65,7 @@ class HttpProvider:
             raise ValueError(f"timeout={timeout!r} is invalid; use a number of seconds above 0, such as 120")
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
+        self.timeout_option = timeout_option
         self._client = httpx.Client(base_url=self.base_url, timeout=self.timeout, headers=headers)
 
     def close(self) -> None:
@@ -66,14 +90,11 @@ class HttpProvider:
             yield
         except httpx.TimeoutException as err:
             # Checked before ConnectError: httpx's ConnectTimeout is a TimeoutException, not a ConnectError.
-            raise ModelError(
-                f"no reply within timeout={self.timeout:g} s ({type(err).__name__})",
-                path=url,
-                fix=f"Pass a larger timeout= to {type(self).__name__}(...) (a model's first call loads it "
-                "into memory, which can take a minute), or check that the server is not stuck",
-            ) from err
+            raise self.timeout_error(url) from err
         except httpx.ConnectError as err:
-            raise ModelError(f"no server answers there ({err})", path=url, fix=self.start_hint) from err
+            # "[Errno 111] Connection refused" on Linux is errno 61 on macOS; say it the same everywhere.
+            reason = "the connection was refused" if "refused" in str(err).lower() else str(err)
+            raise ModelError(f"no server answers there ({reason})", path=url, fix=self.start_hint) from err
         except httpx.RemoteProtocolError as err:
             raise ModelError(
                 f"the server broke off its reply ({err})",
@@ -82,6 +103,25 @@ class HttpProvider:
             ) from err
         except httpx.HTTPError as err:
             raise ModelError(f"the request failed ({err})", path=url, fix="Check the server's log") from err
+
+    def timeout_error(self, url: str) -> ModelError:
+        """The error of a server too slow: "did not answer within 60 s (--timeout)", and how to raise it."""
+        option = self.timeout_option
+        if option:
+            what, raise_it = f"did not answer within {self.timeout:g} s ({option})", f"Raise {option}"
+        else:
+            what = f"did not answer within timeout={self.timeout:g} s"
+            raise_it = f"Pass a larger timeout= to {type(self).__name__}(...)"
+        return ModelError(
+            what,
+            path=url,
+            fix=f"{raise_it} (a model's first call loads it into memory, which can take a minute), "
+            "or check that the server is not stuck",
+        )
+
+    def pace(self) -> Pace:
+        """A fresh clock for one streamed reply, allowing ``timeout`` between pieces of text."""
+        return Pace(self.timeout)
 
     def post_json(self, path: str, payload: Mapping[str, object]) -> object:
         """POST ``payload`` and return the decoded JSON reply; errors via ``errors`` and ``check_status``."""
@@ -100,7 +140,6 @@ class HttpProvider:
         """Raise ``status_error`` for any answer but 2xx, after reading a streamed body for its error text."""
         if response.is_success:
             return
-        response.read()
         raise self.status_error(response.status_code, error_text(response), path)
 
     def status_error(self, status: int, text: str, path: str) -> ModelError:
@@ -119,8 +158,16 @@ def message_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
 
 def error_text(response: httpx.Response) -> str:
     """The server's own words: ``{"error": "..."}`` (Ollama), ``{"error": {"message": ...}}`` (OpenAI),
-    ``{"message": ...}`` (vLLM), else the body as text; cut to a readable length."""
-    text = response.text.strip()
+    ``{"message": ...}`` (vLLM), else the body as text; cut to a readable length.
+
+    At most the first 64 KiB of a streamed body are read: an error page is short, and one that is
+    not must not be read whole into memory only to be cut to 300 characters.
+    """
+    try:
+        raw = response.content
+    except httpx.ResponseNotRead:  # a streamed reply
+        raw = _head(response, _ERROR_BODY)
+    text = raw.decode(response.charset_encoding or "utf-8", errors="replace").strip()
     try:
         body = json.loads(text)
     except ValueError:
@@ -136,6 +183,58 @@ def error_text(response: httpx.Response) -> str:
     return text[:_SHOWN]
 
 
+def _head(response: httpx.Response, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a streamed body; the rest is left unread (closing drops it)."""
+    head = bytearray()
+    for chunk in response.iter_bytes():
+        head += chunk
+        if len(head) >= limit:
+            break
+    return bytes(head[:limit])
+
+
+def read_body(response: httpx.Response, *, url: str, limit: int = MAX_LINE_BYTES) -> bytes:
+    """A streamed reply's whole body, or a ``ModelError`` once it passes ``limit`` bytes."""
+    body = _head(response, limit + 1)
+    if len(body) > limit:
+        raise _too_long(url, "a body", limit)
+    return body
+
+
+def _too_long(url: str, what: str, limit: int) -> ModelError:
+    return ModelError(
+        f"the reply holds {what} of more than {limit:,} bytes, where a model server streams one short "
+        "line per piece of text; it was not read further",
+        path=url,
+        fix="Check that this URL is a model server's, and the server's log",
+    )
+
+
+class Pace:
+    """The clock of one streamed reply: the time since its last piece of text.
+
+    httpx's read timeout only bounds the wait for *some* bytes, so a server trickling a byte at a time,
+    or sending keep-alive lines and no text, would hold a stream open forever, and no deadline of the
+    consumer's could fire while no piece arrives. ``check`` is called after every chunk of bytes and
+    raises httpx's ``ReadTimeout`` (turned into the provider's timeout message) once ``seconds`` have
+    gone by since the stream began or since ``piece`` was last called. A provider calls ``piece`` when
+    the consumer asks for the next piece, so the time the consumer takes is not counted against the
+    server.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._last = time.monotonic()
+
+    def piece(self) -> None:
+        """Text arrived: the clock starts again."""
+        self._last = time.monotonic()
+
+    def check(self) -> None:
+        if time.monotonic() - self._last > self.seconds:
+            raise httpx.ReadTimeout(f"no text for {self.seconds:g} s although bytes kept coming")
+
+
 def malformed(url: str, field: str, expected: str, got: object) -> ModelError:
     shown = repr(got)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -143,7 +242,7 @@ def malformed(url: str, field: str, expected: str, got: object) -> ModelError:
         f"the reply is malformed: expected {expected}, got {shown}",
         path=url,
         field=field,
-        fix="Check that base_url points at the right kind of server and that it is up to date",
+        fix="Check that this URL is the right kind of model server and that it is up to date",
     )
 
 
@@ -173,45 +272,73 @@ def pluck(obj: object, path: Sequence[str | int], kind: type[T], *, url: str) ->
     return obj
 
 
-def iter_lines(response: httpx.Response) -> Iterator[str]:
+def iter_lines(
+    response: httpx.Response, *, url: str, pace: Pace | None = None, limit: int = MAX_LINE_BYTES
+) -> Iterator[str]:
     """The reply's lines as they arrive, split at ``\\n`` only, a trailing ``\\r`` dropped.
 
     Not ``response.iter_lines()``: that splits with ``str.splitlines``, which also breaks at U+0085,
     U+2028 and U+2029, characters that a JSON string may hold unescaped (llama.cpp writes them raw), so a
     streamed piece holding one would arrive as two halves of invalid JSON. Splitting bytes at ``\\n`` is
     safe in UTF-8, where that byte never occurs inside a multi-byte character.
+
+    A line longer than ``limit`` bytes is a ``ModelError`` as soon as it passes the limit, ended or
+    not; only the new bytes of each chunk are searched for ``\\n``, so a long line costs linear time.
+    ``pace``, when given, is checked after every chunk.
     """
-    pending = b""
+    pending = bytearray()
     for chunk in response.iter_bytes():
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
-        for line in complete:
-            yield line.removesuffix(b"\r").decode("utf-8", errors="replace")
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            pending += chunk[start:end]
+            if len(pending) > limit:
+                raise _too_long(url, "a line", limit)
+            yield _decoded(pending)
+            pending.clear()
+            start = end + 1
+        pending += chunk[start:]
+        if len(pending) > limit:
+            raise _too_long(url, "a line", limit)
+        if pace is not None:  # after the chunk's lines, so text that came in it counts
+            pace.check()
     if pending:
-        yield pending.removesuffix(b"\r").decode("utf-8", errors="replace")
+        yield _decoded(pending)
 
 
-def iter_ndjson(response: httpx.Response, *, url: str) -> Iterator[dict[str, Any]]:
+def _decoded(line: bytearray) -> str:
+    return line.removesuffix(b"\r").decode("utf-8", errors="replace")
+
+
+def iter_ndjson(
+    response: httpx.Response, *, url: str, pace: Pace | None = None, limit: int = MAX_LINE_BYTES
+) -> Iterator[dict[str, Any]]:
     """Newline-delimited JSON objects (Ollama's streaming format), each yielded as soon as its line ends."""
-    for line in iter_lines(response):
+    for line in iter_lines(response, url=url, pace=pace, limit=limit):
         if line.strip():
             yield _object(decode_json(line, url=url, field="line"), url, "line")
 
 
-def iter_sse_data(response: httpx.Response) -> Iterator[str]:
+def iter_sse_data(
+    response: httpx.Response, *, url: str, pace: Pace | None = None, limit: int = MAX_LINE_BYTES
+) -> Iterator[str]:
     """The ``data`` of each Server-Sent Event, its ``data:`` lines joined by ``\\n`` (the SSE rule).
 
     Comment lines (``:``) and the other fields (``event``, ``id``, ``retry``) are skipped: no
-    OpenAI-compatible server sends anything the caller needs in them.
+    OpenAI-compatible server sends anything the caller needs in them. An event is bounded like a line:
+    ``data:`` lines without the blank line that ends an event would otherwise pile up without end.
     """
     data: list[str] = []
-    for line in iter_lines(response):
+    size = 0
+    for line in iter_lines(response, url=url, pace=pace, limit=limit):
         if not line:
             if data:
                 yield "\n".join(data)
-            data = []
+            data, size = [], 0
         elif line.startswith("data:"):
             data.append(line[5:].removeprefix(" "))
+            size += len(data[-1]) + 1
+            if size > limit:
+                raise _too_long(url, "an event", limit)
     if data:  # a last event without its blank line still counts
         yield "\n".join(data)
 

@@ -47,10 +47,12 @@ def base_model(model: str) -> str:
 class _Ollama(HttpProvider):
     start_hint = "Start Ollama with `ollama serve`, or pass base_url= where it listens"
 
-    def __init__(self, model: str, base_url: str, timeout: float, version: str | None) -> None:
+    def __init__(
+        self, model: str, base_url: str, timeout: float, version: str | None, timeout_option: str | None
+    ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model={model!r} is invalid; name an Ollama model such as 'nomic-embed-text'")
-        super().__init__(base_url, timeout)
+        super().__init__(base_url, timeout, timeout_option=timeout_option)
         self.model = model
         self.name = f"ollama/{model}"
         self._version = version
@@ -128,6 +130,7 @@ class OllamaEmbedder(_Ollama):
         batch_size: int = 32,
         dim: int | None = None,
         version: str | None = None,
+        timeout_option: str | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} is invalid; use a positive integer such as 32")
@@ -137,7 +140,7 @@ class OllamaEmbedder(_Ollama):
             isinstance(prefixes, tuple) and len(prefixes) == 2 and all(isinstance(p, str) for p in prefixes)
         ):
             raise ValueError(f"prefixes={prefixes!r} is invalid; use a (query prefix, document prefix) pair")
-        super().__init__(model, base_url, timeout, version)
+        super().__init__(model, base_url, timeout, version, timeout_option)
         query, document = (
             prefixes if prefixes is not None else KNOWN_PREFIXES.get(base_model(model), ("", ""))
         )
@@ -212,9 +215,15 @@ class OllamaChat(_Ollama):
     """
 
     def __init__(
-        self, model: str, base_url: str = DEFAULT_URL, timeout: float = 120.0, *, version: str | None = None
+        self,
+        model: str,
+        base_url: str = DEFAULT_URL,
+        timeout: float = 120.0,
+        *,
+        version: str | None = None,
+        timeout_option: str | None = None,
     ) -> None:
-        super().__init__(model, base_url, timeout, version)
+        super().__init__(model, base_url, timeout, version, timeout_option)
 
     @property
     def fingerprint(self) -> str:
@@ -256,9 +265,10 @@ class OllamaChat(_Ollama):
 
     def _pieces(self, payload: dict[str, object]) -> Generator[str, None, None]:
         url = self.url("/api/chat")
+        pace = self.pace()
         with self.errors("/api/chat"), self._client.stream("POST", "/api/chat", json=payload) as response:
             self.check_status(response, "/api/chat")
-            for line in iter_ndjson(response, url=url):
+            for line in iter_ndjson(response, url=url, pace=pace, limit=self.max_line_bytes):
                 if "error" in line:  # Ollama reports a failure mid-answer as {"error": "..."}
                     raise ModelError(
                         f"Ollama failed mid-answer: {line['error']}", path=url, fix="Check Ollama's log"
@@ -268,6 +278,7 @@ class OllamaChat(_Ollama):
                 piece = pluck(line, ["message", "content"], str, url=url)
                 if piece:
                     yield piece
+                    pace.piece()
                 if line.get("done") is True:
                     return
         raise ModelError(

@@ -12,7 +12,15 @@ from typing import Any
 
 from clear_rag.errors import ModelError
 from clear_rag.providers.base import Message
-from clear_rag.providers.http import HttpProvider, decode_json, iter_sse_data, malformed, message_dicts, pluck
+from clear_rag.providers.http import (
+    HttpProvider,
+    decode_json,
+    iter_sse_data,
+    malformed,
+    message_dicts,
+    pluck,
+    read_body,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8080"  # llama.cpp's llama-server; LM Studio uses :1234, vLLM :8000
 
@@ -52,12 +60,13 @@ class OpenAIChat(HttpProvider):
         timeout: float = 120.0,
         *,
         version: str = "unknown",
+        timeout_option: str | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model={model!r} is invalid; name the model the server serves")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         root = base_url.rstrip("/").removesuffix("/v1") if isinstance(base_url, str) else base_url
-        super().__init__(root, timeout, headers)
+        super().__init__(root, timeout, headers, timeout_option=timeout_option)
         self.model = model
         self.name = f"openai-compat/{model}"
         self.version = version
@@ -110,15 +119,16 @@ class OpenAIChat(HttpProvider):
         path = "/v1/chat/completions"
         url = self.url(path)
         finished = False
+        pace = self.pace()
         with self.errors(path), self._client.stream("POST", path, json=payload) as response:
             self.check_status(response, path)
             if response.headers.get("content-type", "").startswith("application/json"):
                 # A server that cannot stream answers with one whole completion; take its text.
-                response.read()
-                body = decode_json(response.content, url=url, field="body")
+                raw = read_body(response, url=url, limit=self.max_line_bytes)
+                body = decode_json(raw, url=url, field="body")
                 yield pluck(body, ["choices", 0, "message", "content"], str, url=url)
                 return
-            for data in iter_sse_data(response):
+            for data in iter_sse_data(response, url=url, pace=pace, limit=self.max_line_bytes):
                 if data.strip() == "[DONE]":
                     return
                 event = decode_json(data, url=url, field="data")
@@ -126,6 +136,7 @@ class OpenAIChat(HttpProvider):
                 finished = finished or done
                 if piece:
                     yield piece
+                    pace.piece()
         if not finished:  # a finish_reason without [DONE] is complete enough; neither means cut off
             raise ModelError(
                 "the answer stopped before data: [DONE]",

@@ -10,11 +10,14 @@ Names, as the CLI, the environment and configs spell them:
 - rerankers: ``ms-marco-minilm-l6`` (a cross-encoder pulled once with ``clear-rag models pull``), a
   folder holding ``model.onnx`` and ``tokenizer.json``, or ``lexical`` (the fake).
 
-Server addresses come from ``OLLAMA_HOST`` and ``CLEAR_RAG_OPENAI_URL`` where set.
+Server addresses come from ``OLLAMA_HOST`` and ``CLEAR_RAG_OPENAI_URL`` where set. How long a server
+may take comes from the CLI's ``--timeout``, else ``CLEAR_RAG_TIMEOUT``, else ``DEFAULT_TIMEOUT``; the
+providers built here name ``--timeout`` in their timeout messages, since that is how a person raises it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -26,6 +29,45 @@ CHATS = ("smollm2", "echo", "ollama:MODEL", "openai:MODEL")
 RERANKERS = ("ms-marco-minilm-l6", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_CHAT = "smollm2"
+TIMEOUT_OPTION = "--timeout"
+TIMEOUT_ENV = "CLEAR_RAG_TIMEOUT"
+# Seconds a model server may take to connect, to send its first piece and each next one. Generous,
+# because the first call to a model loads it into memory (a minute for a large one on a slow disk);
+# a stuck server still fails within two minutes, and the whole answer has its own deadline
+# (PipelineConfig.answer_deadline_s).
+DEFAULT_TIMEOUT = 120.0
+# Said when nothing answers: a person using the CLI moves a server with these variables, not base_url=.
+OLLAMA_START = "Start Ollama with `ollama serve`, or set OLLAMA_HOST to where it listens"
+OPENAI_START = (
+    "Start the OpenAI-compatible server (llama-server, vLLM, LM Studio), or set CLEAR_RAG_OPENAI_URL to "
+    "where it listens"
+)
+
+
+def server_timeout(timeout: float | None = None) -> float:
+    """Seconds a model server may take: ``timeout`` if given, else ``$CLEAR_RAG_TIMEOUT``, else the default.
+
+    Either must be a finite number above 0; a ``ConfigError`` names the option or variable that is not.
+    """
+    value: object = timeout
+    where = TIMEOUT_OPTION
+    if timeout is None:
+        raw = os.environ.get(TIMEOUT_ENV, "").strip()
+        if not raw:
+            return DEFAULT_TIMEOUT
+        try:
+            timeout = float(raw)
+        except ValueError:
+            timeout = math.nan
+        where, value = TIMEOUT_ENV, raw
+    if isinstance(timeout, bool) or not (math.isfinite(timeout) and timeout > 0):
+        raise ConfigError(
+            "is not a number of seconds above 0",
+            field=where,
+            value=value,
+            fix=f"Use a number of seconds such as {DEFAULT_TIMEOUT:g}",
+        )
+    return float(timeout)
 
 
 def _ollama_url() -> str:
@@ -39,7 +81,8 @@ def _unknown(kind: str, name: str, known: tuple[str, ...]) -> ConfigError:
     )
 
 
-def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None) -> Embedder:
+    """The embedder ``name``; ``timeout`` (see ``server_timeout``) matters to one behind a server only."""
     if name == "minilm":
         from clear_rag.providers.onnx import minilm_int8
 
@@ -51,11 +94,16 @@ def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     if name.startswith("ollama:") and name[7:]:
         from clear_rag.providers.ollama import OllamaEmbedder
 
-        return OllamaEmbedder(name[7:], base_url=_ollama_url())
+        embedder = OllamaEmbedder(
+            name[7:], base_url=_ollama_url(), timeout=server_timeout(timeout), timeout_option=TIMEOUT_OPTION
+        )
+        embedder.start_hint = OLLAMA_START
+        return embedder
     raise _unknown("embedder", name, EMBEDDERS)
 
 
-def make_chat(name: str = DEFAULT_CHAT) -> ChatModel:
+def make_chat(name: str = DEFAULT_CHAT, *, timeout: float | None = None) -> ChatModel:
+    """The chat model ``name``; ``timeout`` (see ``server_timeout``) matters to one behind a server only."""
     if name == "smollm2":
         from clear_rag.providers.gguf import smollm2
 
@@ -67,12 +115,24 @@ def make_chat(name: str = DEFAULT_CHAT) -> ChatModel:
     if name.startswith("ollama:") and name[7:]:
         from clear_rag.providers.ollama import OllamaChat
 
-        return OllamaChat(name[7:], base_url=_ollama_url())
+        chat = OllamaChat(
+            name[7:], base_url=_ollama_url(), timeout=server_timeout(timeout), timeout_option=TIMEOUT_OPTION
+        )
+        chat.start_hint = OLLAMA_START
+        return chat
     if name.startswith("openai:") and name[7:]:
         from clear_rag.providers.openai_compat import DEFAULT_URL, OpenAIChat
 
         url = os.environ.get("CLEAR_RAG_OPENAI_URL", DEFAULT_URL)
-        return OpenAIChat(name[7:], base_url=url, api_key=os.environ.get("CLEAR_RAG_OPENAI_KEY"))
+        openai = OpenAIChat(
+            name[7:],
+            base_url=url,
+            api_key=os.environ.get("CLEAR_RAG_OPENAI_KEY"),
+            timeout=server_timeout(timeout),
+            timeout_option=TIMEOUT_OPTION,
+        )
+        openai.start_hint = OPENAI_START
+        return openai
     raise _unknown("chat model", name, CHATS)
 
 

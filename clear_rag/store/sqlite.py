@@ -17,15 +17,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from clear_rag import trace as trace_json
 from clear_rag.errors import StoreError
+from clear_rag.store.opening import connect, prepare_folder, store_failure, write_refusal
 from clear_rag.types import Block, Chunk, Document, Trace
 
 SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
 DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command runs in
 STORE_ENV = "CLEAR_RAG_STORE"  # or the store this names, as --store does
+OpenMode = Literal["auto", "write", "read"]
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -97,28 +100,47 @@ class StoreStats:
 class Store:
     """One store directory. Use as a context manager, or call ``close()``."""
 
-    def __init__(self, directory: str | Path, *, root: str | Path | None = None) -> None:
+    def __init__(
+        self, directory: str | Path, *, root: str | Path | None = None, mode: OpenMode = "auto"
+    ) -> None:
+        """Open (or, unless ``mode`` is ``"read"``, create) the store in ``directory``.
+
+        ``mode`` says what the caller needs. ``"write"`` (ingest) refuses a store it cannot write
+        before any work is done; ``"read"`` never writes a byte; ``"auto"`` writes where it may and
+        otherwise opens read-only, so ``status`` still reads a store on a read-only disk, and a
+        write is then refused with ``StoreError``. Every way opening fails (a file where the folder
+        should be, a file that is not a database, a damaged one, no permission) is a ``StoreError``
+        naming the path; the predecessor let most of them out as ``sqlite3`` tracebacks.
+        """
+        if str(directory) == "":
+            raise StoreError(
+                "names no folder (an empty path would put the store in the current folder)",
+                field="--store",
+                value="",
+                fix=f"Name the store folder, e.g. --store {DEFAULT_DIR}",
+            )
         self.directory = Path(directory)
         self.db_path = self.directory / DB_NAME
+        fresh = prepare_folder(self.directory, self.db_path, create=mode != "read")
+        refusal = write_refusal(self.directory, self.db_path, fresh)
+        if refusal is not None and (mode == "write" or fresh):
+            raise refusal
+        self.read_only = mode == "read" or refusal is not None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fresh = not self.db_path.exists()
-            self._db = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as err:
-            raise StoreError(
-                f"cannot be opened ({err})",
-                path=str(self.db_path),
-                fix="Check the path and its permissions, or choose another with --store / CLEAR_RAG_STORE",
-            ) from err
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL is the documented safe level under WAL: a power cut can lose the last commits but
-        # never corrupts the database, and each document's commit skips an fsync.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        if fresh:
-            self._create(Path(root) if root is not None else Path.cwd())
-        self._check_version()
-        self.root = Path(self.get_meta("root") or Path.cwd())
+            self._db = connect(self.db_path, read_only=self.read_only)
+        except sqlite3.DatabaseError as err:
+            raise store_failure(err, self.db_path) from err
+        try:
+            if fresh:
+                self._create(Path(root) if root is not None else Path.cwd())
+            self._check_version()
+            self.root = Path(self.get_meta("root") or Path.cwd())
+        except sqlite3.DatabaseError as err:
+            self._db.close()
+            raise store_failure(err, self.db_path) from err
+        except BaseException:
+            self._db.close()
+            raise
 
     def _create(self, root: Path) -> None:
         with self.transaction():
@@ -130,6 +152,13 @@ class Store:
             self._set_meta("created_at", _now())
 
     def _check_version(self) -> None:
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables:
+            raise StoreError(
+                "is an SQLite database but not a clear-rag store (it has no meta table)",
+                path=str(self.db_path),
+                fix="Move it aside, or choose another folder with --store / CLEAR_RAG_STORE",
+            )
         found = self.get_meta("schema_version")
         if found != str(SCHEMA_VERSION):
             raise StoreError(
@@ -154,7 +183,16 @@ class Store:
         self.close()
 
     def transaction(self) -> _Transaction:
-        """``with store.transaction():`` commits on success and rolls back on any error."""
+        """``with store.transaction():`` commits on success and rolls back on any error.
+
+        A store opened read-only refuses here, by name, rather than in SQLite's own words.
+        """
+        if self.read_only:
+            raise StoreError(
+                "is read-only, so nothing can be written to it",
+                path=str(self.db_path),
+                fix="Check the permissions of the store folder and its database, or use another --store",
+            )
         return _Transaction(self._db)
 
     def get_meta(self, key: str) -> str | None:
@@ -256,15 +294,27 @@ class Store:
         return str(row[0])
 
     def chunks(self, doc_id: str | None = None) -> Iterator[Chunk]:
-        """Chunks in (document, position) order, their text sliced from the document's text."""
-        where, params = ("WHERE c.doc_id = ?", (doc_id,)) if doc_id is not None else ("", ())
-        rows = self._db.execute(
-            'SELECT c.id, c.doc_id, c.position, c.start, c."end", c.token_count, d.text '
-            f"FROM chunks c JOIN documents d ON d.id = c.doc_id {where} ORDER BY c.doc_id, c.position",
-            params,
+        """Chunks in (document, position) order, their text sliced from the document's text.
+
+        Each document's text is read once, not once per chunk row: a join would copy a 50 MB text
+        into every one of its thousands of rows, which made indexing quadratic in document size.
+        """
+        ids = (
+            [doc_id]
+            if doc_id is not None
+            else [str(row[0]) for row in self._db.execute("SELECT id FROM documents ORDER BY id")]
         )
-        for chunk_id, owner, position, start, end, tokens, text in rows:
-            yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
+        for owner in ids:
+            rows = self._db.execute(
+                'SELECT id, position, start, "end", token_count FROM chunks '
+                "WHERE doc_id = ? ORDER BY position",
+                (owner,),
+            ).fetchall()
+            if not rows:
+                continue
+            text = self.document_text(owner)
+            for chunk_id, position, start, end, tokens in rows:
+                yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
 
     # -- traces -------------------------------------------------------------------------------
 

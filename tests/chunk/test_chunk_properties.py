@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from itertools import pairwise
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from clear_rag.chunk import fixed
 from clear_rag.chunk.base import Chunker, chunk_id
 from clear_rag.chunk.fixed import FixedTokenChunker
 from clear_rag.chunk.structural import StructuralChunker
@@ -129,3 +131,21 @@ def test_a_document_that_fits_is_one_chunk_whatever_its_blocks(
     elif len(starts) > size and len(set(starts)) > 1:
         # Only the tokens of one single character may exceed size in one chunk.
         assert len(chunks) > 1
+
+
+@TOKENIZERS
+@PROPERTY
+@given(text=st.text(alphabet=st.sampled_from(list("ab é中임.,!- \t\n\r\x1c\u3000")), max_size=400))
+def test_tokenising_in_pieces_gives_the_starts_of_one_tokenisation(
+    tokenizer: TokenCounter, text: str
+) -> None:
+    # Pieces of a few characters cut the text at nearly every space; the starts must not change.
+    # (A run longer than four pieces without a space is cut where it stands, by design.)
+    assume(all(len(run) <= 4 * 7 for run in re.split(r"[ \t\n\r]", text)))
+    original = fixed.PIECE_CHARS
+    try:
+        fixed.PIECE_CHARS = 7
+        pieces = list(fixed.token_starts(tokenizer, text))
+    finally:
+        fixed.PIECE_CHARS = original
+    assert pieces == sorted(start for start, _ in tokenizer.offsets(text))

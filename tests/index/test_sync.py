@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -10,12 +12,27 @@ import numpy.typing as npt
 import pytest
 
 from clear_rag.chunk.base import Chunker
+from clear_rag.errors import ModelError
+from clear_rag.index import sync as sync_module
 from clear_rag.index.bm25 import BM25Index
-from clear_rag.index.sync import keyword_index, vector_index
+from clear_rag.index.files import DamagedIndexError
+from clear_rag.index.sync import (
+    SyncReport,
+    existing_places,
+    health,
+    keyword_index,
+    load_keyword,
+    load_vectors,
+    report_lines,
+    vector_index,
+    vector_place,
+)
+from clear_rag.index.vectors import VectorIndex
 from clear_rag.ingest import ingest
 from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
+from clear_rag.types import Chunk, Document
 
 
 class CountingEmbedder(HashEmbedder):
@@ -103,3 +120,255 @@ def test_each_analyzer_and_embedder_has_its_own_index(store: Store) -> None:
     assert stemmed.search("brake", 1)[0][0].startswith("docs/a.md")
     index_dirs = sorted(p.name for p in (store.directory / "index").iterdir())
     assert index_dirs == ["bm25", "bm25-porter"]
+
+
+# -- streaming: a batch at a time, the same index as one add of everything ----------------------------
+
+
+def _put(store: Store, doc_id: str, text: str, chunk_texts: list[str]) -> None:
+    """A document stored directly, with the chunks given (none for a document chunkers cut nothing
+    from), so a test controls exactly what each document holds."""
+    chunks, start = [], 0
+    for position, piece in enumerate(chunk_texts):
+        start = text.index(piece, start)
+        chunks.append(
+            Chunk(f"{doc_id}#{position:04d}", doc_id, start, start + len(piece), piece, position, 1)
+        )
+        start += len(piece)
+    document = Document(doc_id, doc_id, hashlib.sha256(text.encode()).hexdigest(), text, ())
+    store.put(document, chunks, parser="test", chunker='{"chunker": "test"}', size_bytes=len(text))
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> Iterator[Store]:
+    """Seven documents of one to four chunks, one of them without chunks, in an order where a small
+    batch cuts through documents."""
+    opened = Store(tmp_path / "many", root=tmp_path)
+    words = [
+        "brakes pads",
+        "tyre pressure",
+        "chain stretch",
+        "gear cable",
+        "rotor bleed",
+        "saddle",
+        "fork oil",
+    ]
+    for n in range(7):
+        pieces = [f"{words[(n + i) % 7]} part{i}" for i in range(n % 4 + 1)] if n != 3 else []
+        _put(opened, f"d{n}", " ".join(pieces) if pieces else "   ", pieces)
+    yield opened
+    opened.close()
+
+
+def test_a_sync_in_small_batches_builds_the_index_one_add_of_everything_builds(
+    many: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sync_module, "KEYWORD_BATCH", 2)
+    keyword, _ = keyword_index(many)
+    vectors, _ = vector_index(many, HashEmbedder(dim=64), batch=2)
+    chunks = list(many.chunks())
+    whole = BM25Index()
+    whole.add([c.id for c in chunks] + ["d3#empty"], [c.text for c in chunks] + [""])  # the old order
+    assert keyword.ids == whole.ids
+    for query in ("brakes", "chain stretch part1", "fork"):
+        assert keyword.search(query, 20) == whole.search(query, 20)
+    all_vectors = VectorIndex(64)
+    all_vectors.add([c.id for c in chunks], HashEmbedder(dim=64).embed([c.text for c in chunks], "document"))
+    assert vectors.ids == all_vectors.ids
+    assert np.array_equal(vectors.matrix, all_vectors.matrix)
+
+
+def test_a_sync_holds_one_batch_of_chunks_at_a_time(many: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The predecessor listed every chunk of every changed document before indexing any."""
+    asked: list[str | None] = []
+    real = Store.chunks
+
+    def chunks(self: Store, doc_id: str | None = None) -> Iterator[Chunk]:
+        asked.append(doc_id)
+        return real(self, doc_id)
+
+    sizes: list[int] = []
+    embedder = CountingEmbedder()
+    monkeypatch.setattr(Store, "chunks", chunks)
+    vector_index(many, embedder, batch=3, progress=lambda done, total: sizes.append(done))
+    assert asked == [f"d{n}" for n in range(7)]  # document by document, never the whole store
+    assert max(n for n, _ in embedder.calls) <= 3
+    assert sizes[0] == 0 and sizes[-1] == many.stats().chunks
+
+
+# -- containment: one document that cannot be indexed is left out, and said so ----------------------
+
+
+@pytest.fixture
+def with_dots(tmp_path: Path, corpus: Path, chunker: Chunker) -> Iterator[Store]:
+    (corpus / "dots.txt").write_text("!!! ... ???\n", encoding="utf-8")
+    opened = Store(tmp_path / "s", root=tmp_path)
+    ingest(opened, [corpus], chunker)
+    yield opened
+    opened.close()
+
+
+def test_a_zero_vector_leaves_its_document_out_and_the_rest_in(with_dots: Store) -> None:
+    vectors, report = vector_index(with_dots, HashEmbedder(dim=64))
+    assert report.missing == {"docs/dots.txt": "its embedding is a zero vector"}
+    spans = {cid: doc for cid, doc, _, _ in with_dots.chunk_spans()}
+    assert set(vectors.ids) == {cid for cid, doc in spans.items() if doc != "docs/dots.txt"}
+    loaded = load_vectors(with_dots, HashEmbedder(dim=64))  # not "behind": the index says why
+    assert loaded.ids == vectors.ids
+    place = vector_place(with_dots, HashEmbedder(dim=64))
+    checked = health(place, with_dots)
+    assert (checked.state, checked.missing) == ("ok", report.missing)
+    assert checked.documents == 3 and checked.chunks == len(vectors)
+
+
+def test_a_document_left_out_is_retried_and_goes_in_once_it_can(
+    with_dots: Store, corpus: Path, chunker: Chunker
+) -> None:
+    vector_index(with_dots, HashEmbedder(dim=64))
+    _, again = vector_index(with_dots, HashEmbedder(dim=64))
+    assert (again.documents_updated, again.missing) == (
+        1,
+        {"docs/dots.txt": "its embedding is a zero vector"},
+    )
+    (corpus / "dots.txt").write_text("Words at last.\n", encoding="utf-8")
+    ingest(with_dots, [corpus], chunker)
+    vectors, fixed = vector_index(with_dots, HashEmbedder(dim=64))
+    assert fixed.missing == {} and "docs/dots.txt#0000" in vectors
+    assert health(vector_place(with_dots, HashEmbedder(dim=64)), with_dots).missing == {}
+
+
+def test_an_embedder_that_cannot_reach_its_server_changes_nothing(store: Store) -> None:
+    class Down(HashEmbedder):
+        def embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
+            raise ModelError("no server answers there", fix="Start it")
+
+    with pytest.raises(ModelError, match="no server answers"):
+        vector_index(store, Down(dim=64))
+    assert health(vector_place(store, Down(dim=64)), store).state == "absent"
+
+
+# -- damaged files: detected on open, rebuilt by the next sync ---------------------------------------
+
+
+def _vector_dir(store: Store) -> Path:
+    return vector_place(store, HashEmbedder(dim=64)).directory
+
+
+def test_a_damaged_index_is_named_on_load_and_rebuilt_by_the_next_sync(store: Store) -> None:
+    built, _ = vector_index(store, HashEmbedder(dim=64))
+    path = _vector_dir(store) / "vectors.npy"
+    size = path.stat().st_size
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(DamagedIndexError) as caught:
+        load_vectors(store, HashEmbedder(dim=64))
+    assert caught.value.path == str(path)
+    assert "clear-rag index --rebuild" in str(caught.value)
+    rebuilt, report = vector_index(store, HashEmbedder(dim=64))
+    assert report.damage == f"vectors.npy: shorter than written: 200 of {size} bytes" and report.rebuilt
+    assert report.chunks_added == len(built)
+    assert rebuilt.ids == built.ids
+    assert load_vectors(store, HashEmbedder(dim=64)).ids == built.ids
+
+
+def test_a_shuffled_id_file_is_caught_by_its_checksum(store: Store) -> None:
+    """Shuffled ids passed every check of the predecessor and returned the wrong documents."""
+    vector_index(store, HashEmbedder(dim=64))
+    ids_path = _vector_dir(store) / "ids.json"
+    ids = json.loads(ids_path.read_text(encoding="utf-8"))
+    ids_path.write_text(json.dumps(ids[1:] + ids[:1]), encoding="utf-8")
+    with pytest.raises(
+        DamagedIndexError, match=r"ids\.json: the vector \(hash-embedder-64\) index is damaged"
+    ):
+        load_vectors(store, HashEmbedder(dim=64))
+
+
+def test_ids_that_are_not_the_manifests_chunks_are_damage_even_without_checksums(store: Store) -> None:
+    keyword_index(store)
+    folder = store.directory / "index" / "bm25"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    first = sorted(manifest["documents"])[0]
+    manifest["documents"][first]["chunks"].append("ghost#0000")
+    del manifest["format"], manifest["files"]  # as written before checksums
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    total = store.stats().chunks
+    with pytest.raises(DamagedIndexError, match=rf"its {total} ids are not the {total + 1} chunks"):
+        load_keyword(store)
+
+
+def test_an_index_from_before_checksums_gets_them_without_being_rebuilt(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keyword_index(store)
+    path = store.directory / "index" / "bm25" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["format"], manifest["files"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert load_keyword(store).search("brakes", 1)  # still opens, checked by its ids alone
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("re-tokenised an index that only lacked checksums")
+
+    monkeypatch.setattr(BM25Index, "add", refuse)
+    _, report = keyword_index(store)
+    assert (report.documents_updated, report.rebuilt) == (0, False)
+    assert "files" in json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_files_written_without_their_manifest_are_rebuilt(store: Store) -> None:
+    """What a writer killed between its data files and its manifest leaves: new files, old manifest."""
+    keyword_index(store)
+    folder = store.directory / "index" / "bm25"
+    other = BM25Index()
+    other.add(["x#0000"], ["half of another sync"])
+    other.save(folder)
+    _, report = keyword_index(store)
+    assert report.damage.startswith("bm25_indptr.npy: ")  # the first file that differs
+    assert set(load_keyword(store).ids) == {cid for cid, *_ in store.chunk_spans()}
+
+
+def test_rebuild_builds_again_from_the_store(store: Store) -> None:
+    built, _ = keyword_index(store)
+    again, report = keyword_index(store, rebuild=True)
+    assert report.rebuilt and not report.damage
+    assert (report.documents_updated, report.chunks_added) == (3, len(built))
+    assert again.ids == built.ids
+    assert report_lines(report) == [f"index keyword: rebuilt from the store: {len(built)} chunks"]
+
+
+def test_leftover_temporary_files_are_cleared_by_the_next_sync(store: Store) -> None:
+    keyword_index(store)
+    folder = store.directory / "index" / "bm25"
+    (folder / ".bm25.json.k1ll3d.tmp").write_text("half", encoding="utf-8")
+    keyword_index(store)
+    assert not list(folder.glob("*.tmp")) and not list(folder.glob(".*.tmp"))
+
+
+def test_every_index_beside_the_store_is_listed_with_its_state(store: Store) -> None:
+    keyword_index(store)
+    keyword_index(store, stem=True)
+    vector_index(store, HashEmbedder(dim=64))
+    (store.directory / "index" / "bm25-porter" / "manifest.json").write_text("[]", encoding="utf-8")
+    found = {place.label: health(place, store) for place in existing_places(store)}
+    assert sorted(found) == ["keyword", "keyword (porter)", "vector (hash-embedder-64)"]
+    assert found["keyword"].state == found["vector (hash-embedder-64)"].state == "ok"
+    assert found["keyword (porter)"].state == "damaged"
+    problem = found["keyword (porter)"].problem
+    assert isinstance(problem, DamagedIndexError) and problem.reason == "manifest.json: not an index manifest"
+
+
+def test_report_lines_name_damage_and_each_document_left_out() -> None:
+    report = SyncReport(
+        "vector (e)",
+        2,
+        0,
+        5,
+        0,
+        1.0,
+        {"docs/x.txt": "its embedding is a zero vector"},
+        "ids.json: file missing",
+        True,
+    )
+    assert report_lines(report) == [
+        "index vector (e): damaged (ids.json: file missing); rebuilt from the store: 5 chunks",
+        "missing from index vector (e): docs/x.txt: its embedding is a zero vector",
+    ]

@@ -115,3 +115,32 @@ def test_a_document_without_text_is_refused_by_name(source: str) -> None:
 def test_binary_markdown_is_refused() -> None:
     with pytest.raises(BinaryFileError):
         MarkdownParser().parse(b"\x00\x01\x02", source="x.md")
+
+
+def test_quotes_nested_past_the_limit_are_flattened_with_their_text() -> None:
+    parsed = MarkdownParser().parse((">" * 100_000 + " deep *text*\n\nafter").encode(), source="q.md")
+    assert parsed.text == "deep text\n\nafter"
+    assert parsed.warnings == (
+        "q.md: line 1: quotes or lists nested deeper than 32 levels were flattened into plain lines; "
+        "their text is kept",
+    )
+
+
+def test_a_list_nested_past_the_limit_keeps_every_item_in_order() -> None:
+    source = "".join("  " * depth + f"- item{depth}\n" for depth in range(100)) + "\nafter the list\n"
+    parsed = MarkdownParser().parse(source.encode(), source="l.md")
+    words = [w for w in parsed.text.split() if w != "-"]
+    assert words == [f"item{depth}" for depth in range(100)] + ["after", "the", "list"]
+    assert len(parsed.warnings) == 1 and "l.md: line 16:" in parsed.warnings[0]
+
+
+def test_nesting_within_the_limit_is_parsed_as_usual() -> None:
+    parsed = MarkdownParser().parse((">" * 20 + " twenty deep").encode(), source="ok.md")
+    assert (parsed.text, parsed.warnings) == ("twenty deep", ())
+
+
+def test_line_numbers_in_warnings_count_front_matter_lines() -> None:
+    source = "---\ntitle: x\n---\n" + ">" * 40 + " deep\n"
+    parsed = MarkdownParser().parse(source.encode(), source="f.md")
+    assert parsed.text == "deep"
+    assert "f.md: line 4:" in parsed.warnings[0]

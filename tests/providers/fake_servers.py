@@ -48,6 +48,7 @@ class Reply:
     chunk_delay: float = 0.0  # before each chunk after the first: a model producing tokens
     gate: threading.Event | None = None  # the last chunk waits until the test sets this
     hang_up_after: int | None = None  # after this many chunks, wait for the client to close; send no more
+    endless: bytes | None = None  # after the chunks, this one again and again until the client hangs up
     sent_last: threading.Event = field(default_factory=threading.Event)
 
 
@@ -200,7 +201,23 @@ class _Handler(BaseHTTPRequestHandler):
                     reply.gate.wait(GATE_WAIT)
                 reply.sent_last.set()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        if reply.endless is not None:
+            self._send_forever(reply.endless, reply.chunk_delay)
+            return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _send_forever(self, chunk: bytes, delay: float) -> None:
+        """Send ``chunk`` until the client hangs up (a write fails) or the server stops: a server that
+        streams without end, as one whose model never stops would."""
+        self.close_connection = True
+        fake = self.server.fake
+        while not (delay and fake.stopping.wait(delay)) and not fake.stopping.is_set():
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            except OSError:
+                fake.hung_up.set()
+                return
 
     def _await_hang_up(self) -> None:
         """Wait until the client closes the connection: a read then returns no bytes."""

@@ -1,0 +1,198 @@
+"""Suites and golden sets are read strictly: an unknown key at any level is an error with the closest
+known key, a value of the wrong kind is named, and a missing corpus or golden file is one line
+before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clear_rag.errors import ClearRagError, ConfigError, InputError
+from clear_rag.eval.golden import load_golden, read_golden
+from clear_rag.eval.suite import load_suite
+from tests.toy import CORPUS, GOLDEN, suite_yaml
+
+TEXTS = {f"docs/{name}": text for name, text in CORPUS.items() if name.endswith((".md", ".txt"))}
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
+    return tmp_path
+
+
+def _suite(project: Path, text: str) -> str:
+    (project / "s.yaml").write_text(text, encoding="utf-8")
+    return "s.yaml"
+
+
+def test_a_misspelt_row_key_is_refused_with_the_key_it_was_meant_to_be(project: Path) -> None:
+    """It used to run the base config under the row's name, and save it as that row's result."""
+    path = _suite(project, suite_yaml("s", "{name: hybrid}", "{name: dense, sett: {retrievers: [vector]}}"))
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    assert (
+        str(caught.value)
+        == "s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name: and set:"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "metrix: [ndcg@10]\n",
+            "metrix: is not a suite key. Did you mean 'metrics'? Known keys: name, corpus",
+        ),
+        ("bases: {}\n", "bases: is not a suite key. Did you mean 'base'? Known keys:"),
+        ("zzz: 1\n", "zzz: is not a suite key. Known keys: name, corpus"),
+        ("1: x\n", "1: is not a suite key. Known keys:"),
+    ],
+)
+def test_an_unknown_suite_key_is_refused(project: Path, extra: str, message: str) -> None:
+    path = _suite(project, suite_yaml("s", "{name: hybrid}") + extra)
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    assert str(caught.value).startswith(f"s.yaml: {message}")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("corpus: docs", "corpus: [docs]", r"corpus=\['docs'\]: must be text"),
+        ("name: s", "name: 2024", r"name=2024: must be text\. Write it as text, quoted"),
+    ],
+)
+def test_suite_values_of_the_wrong_kind_are_named(project: Path, old: str, new: str, message: str) -> None:
+    path = _suite(project, suite_yaml("s", "{name: hybrid}").replace(old, new, 1))
+    with pytest.raises(ConfigError, match=message):
+        load_suite(path)
+
+
+def test_base_and_rows_of_the_wrong_kind_are_named(project: Path) -> None:
+    header = "name: s\ncorpus: docs\ngolden: golden.yaml\n"
+    with pytest.raises(ConfigError, match=r"s\.yaml: base=\[1\]: must be a table of settings"):
+        load_suite(_suite(project, header + "base: [1]\nrows: [{name: a}]\n"))
+    with pytest.raises(ConfigError, match=r"s\.yaml: rows: must be a list of rows"):
+        load_suite(_suite(project, header + "rows: {name: a}\n"))
+    with pytest.raises(
+        ConfigError, match=r"s\.yaml row 'a': rerankk: is not a setting\. Did you mean 'rerank'\?"
+    ):
+        load_suite(_suite(project, header + "rows: [{name: a, set: {rerankk: true}}]\n"))
+
+
+def test_suite_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
+    path = _suite(project, "name: s\nrows: [{name: a}\n")
+    with pytest.raises(
+        ConfigError, match=r"^s\.yaml:3:1: is not valid YAML: did not find expected ',' or ']'"
+    ):
+        load_suite(path)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "what"),
+    [
+        ("corpus: docs", "corpus: nodocs", "corpus='nodocs'", "does not exist"),
+        ("golden: golden.yaml", "golden: nope.yaml", "golden='nope.yaml'", "does not exist"),
+        ("golden: golden.yaml", "golden: docs", "golden='docs'", "is a folder, not a file"),
+    ],
+)
+def test_missing_suite_data_is_named_before_anything_runs(
+    project: Path, old: str, new: str, key: str, what: str
+) -> None:
+    suite = load_suite(_suite(project, suite_yaml("s", "{name: hybrid}").replace(old, new)))  # loads
+    with pytest.raises(ConfigError) as caught:
+        suite.check_data()
+    assert str(caught.value) == (
+        f"s.yaml: {key}: {what}. Fix the path (a suite's paths are relative to the folder clear-rag runs "
+        "in, not to the suite file)"
+    )
+
+
+def test_a_beir_folder_that_is_not_there_is_named(project: Path) -> None:
+    suite = load_suite(_suite(project, "name: b\nbeir: nowhere\nrows: [{name: a}]\n"))
+    with pytest.raises(ConfigError, match=r"s\.yaml: beir='nowhere': does not exist"):
+        suite.check_data()
+
+
+def test_a_golden_override_that_is_not_there_is_named(project: Path) -> None:
+    suite = load_suite(_suite(project, suite_yaml("s", "{name: hybrid}")))
+    with pytest.raises(ConfigError, match=r"^--golden='mine\.yaml': does not exist\. Check the path"):
+        suite.with_golden(Path("mine.yaml"))
+
+
+def _golden(project: Path, text: str) -> Path:
+    path = project / "g.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+QUESTION = "  - {id: pads, question: q, category: factual, answers: [{quote: check rotor}]}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: g\nquestoins:\n" + QUESTION,
+            "questoins: is not a golden set key. Did you mean 'questions'? A golden set has name, questions",
+        ),
+        (
+            "questions:\n  - {id: pads, question: q, category: factual, notes: n, answers: [{quote: x}]}\n",
+            "pads.notes: is not a question key. Did you mean 'note'? "
+            "A question has id, question, category, note, answers",
+        ),
+        (
+            "questions:\n  - {id: pads, question: q, category: factual, answers: [{qoute: check rotor}]}\n",
+            "pads.answers[1].qoute: is not an answer key. Did you mean 'quote'? An answer has doc, quote",
+        ),
+        (
+            "questions:\n  - {id: pads, question: q, category: factual, answers: [{document: a}]}\n",
+            "pads.answers[1].document: is not an answer key. An answer has doc, quote",
+        ),
+        (
+            "questions:\n  - {id: pads, question: q, category: factual, answers: [check rotor]}\n",
+            "pads.answers[1]='check rotor': is not a table of doc and quote",
+        ),
+        (
+            "questions:\n  - {id: pads, question: q, category: factual, answers: check rotor}\n",
+            "pads.answers: must be a list of at least one answer",
+        ),
+    ],
+)
+def test_golden_sets_are_read_strictly(project: Path, text: str, message: str) -> None:
+    """Unknown keys in golden questions and their answers were accepted; an answer that was not a
+    table was dropped without a word."""
+    path = _golden(project, text)
+    with pytest.raises(InputError) as caught:
+        read_golden(path)
+    assert str(caught.value).startswith(f"{path}: {message}")
+    with pytest.raises(InputError):
+        load_golden(path, TEXTS)
+
+
+def test_golden_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
+    path = _golden(project, "questions:\n  - {id: a, question: b\n")
+    with pytest.raises(
+        ClearRagError, match=r"g\.yaml:3:1: is not valid YAML: did not find expected ',' or '}'"
+    ):
+        read_golden(path)
+
+
+def test_a_well_formed_golden_set_still_loads(project: Path) -> None:
+    name, rows, raw = read_golden(project / "golden.yaml")
+    assert name == "golden" and [r["id"] for r in rows] == ["pads", "pressure", "chain"]
+    assert raw == (project / "golden.yaml").read_bytes()
+    golden = load_golden(_golden(project, "questions:\n" + QUESTION), TEXTS)
+    assert [q.id for q in golden.questions] == ["pads"] and golden.questions[0].labels[
+        0
+    ].quote == "check rotor"
+
+
+def test_the_committed_suites_and_golden_set_pass_the_strict_reading() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "golden" / "suites").glob("*.yaml")):
+        assert load_suite(str(path)).rows, path
+    assert len(read_golden(root / "golden" / "tech.yaml")[1]) == 70
