@@ -28,7 +28,7 @@ def environment() -> dict[str, Any]:
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
-    from clear_rag.results.files import write_atomic  # the one writer of result files
+    from clear_rag.atomic import write_atomic  # the one atomic writer
 
     path = ROOT / "results" / "bench" / f"{name}.json"
     write_atomic(path, json.dumps({**environment(), **payload}, indent=2) + "\n")

@@ -18,6 +18,7 @@ log-log axes: 1.0 is linear. Written to ``results/bench/growth.json``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import random
@@ -34,6 +35,7 @@ from bench.common import ROOT, write_result
 
 WORDS = 20_000  # vocabulary of the generated text, drawn Zipf-like so common words repeat as in prose
 MB = 1_000_000
+ZIPF = list(itertools.accumulate(1 / (rank + 1) for rank in range(WORDS)))  # cumulative, for choices()
 
 
 def _vocabulary(rng: random.Random) -> list[str]:
@@ -43,17 +45,18 @@ def _vocabulary(rng: random.Random) -> list[str]:
     ]
 
 
-def _write_text(path: Path, size: int, rng: random.Random, *, line_every: int | None) -> None:
+def _write_text(
+    path: Path, size: int, rng: random.Random, words: list[str], *, line_every: int | None
+) -> None:
     """``size`` bytes of seeded words to ``path``, written in pieces (never whole in memory)."""
-    words = _vocabulary(rng)
-    weights = [1 / (rank + 1) for rank in range(WORDS)]
     written = 0
     with path.open("w", encoding="utf-8") as out:
         while written < size:
-            drawn = rng.choices(words, weights, k=2000)
+            drawn = rng.choices(words, cum_weights=ZIPF, k=min(2000, size // 4 + 1))
             piece = " ".join(drawn)
             if line_every is not None:
-                piece = "\n\n".join(" ".join(drawn[i : i + line_every]) for i in range(0, 2000, line_every))
+                lines = (drawn[i : i + line_every] for i in range(0, len(drawn), line_every))
+                piece = "\n\n".join(" ".join(line) for line in lines)
             piece = piece[: size - written] + " "
             out.write(piece)
             written += len(piece)
@@ -62,12 +65,13 @@ def _write_text(path: Path, size: int, rng: random.Random, *, line_every: int | 
 def _corpus(folder: Path, kind: str, amount: int) -> int:
     """Write one point's input under ``folder``; the number of bytes written."""
     rng = random.Random(f"{kind}-{amount}")
+    words = _vocabulary(rng)
     folder.mkdir(parents=True)
     if kind == "document":
-        _write_text(folder / "big.txt", amount * MB, rng, line_every=None)
+        _write_text(folder / "big.txt", amount * MB, rng, words, line_every=None)
     else:
         for n in range(amount):
-            _write_text(folder / f"{n:06d}.txt", 2000, rng, line_every=60)
+            _write_text(folder / f"{n:06d}.txt", 2000, rng, words, line_every=60)
     return sum(p.stat().st_size for p in folder.iterdir())
 
 

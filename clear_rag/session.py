@@ -16,17 +16,15 @@ from collections.abc import Callable, Iterable
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, StoreError
-from clear_rag.index.sync import (
+from clear_rag.index.places import (
     IndexHealth,
-    SyncReport,
     health,
-    keyword_index,
     keyword_place,
     load_keyword,
     load_vectors,
-    vector_index,
     vector_place,
 )
+from clear_rag.index.sync import SyncReport, keyword_index, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.stages import ChunkRef

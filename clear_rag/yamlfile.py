@@ -29,7 +29,7 @@ from yaml.nodes import CollectionNode, MappingNode, Node
 from yaml.reader import ReaderError
 from yaml.resolver import Resolver
 
-from clear_rag.errors import ConfigError
+from clear_rag.errors import ClearRagError, ConfigError
 
 MAX_BYTES = 4 * 2**20  # golden/tech.yaml, the largest file of the project, is about 20 KB
 MAX_ALIASES = 50
@@ -230,6 +230,29 @@ def _syntax_error(err: MarkedYAMLError, source: str) -> ConfigError:
         path=_at(source, mark),
         fix="Fix it at that line and column (a value holding ': ' or ' #' needs quotes)",
     )
+
+
+def check_keys(
+    data: Mapping[Any, Any],
+    known: tuple[str, ...],
+    *,
+    kind: str,
+    path: str,
+    where: str = "",
+    error: type[ClearRagError] = ConfigError,
+) -> None:
+    """An error naming the first key of ``data`` that a ``kind`` (a suite, a row, a question) does not
+    have, the known key closest to it, and every key it does have. A misspelt key is never skipped:
+    a row's ``sett:`` would otherwise run the base config under the row's name."""
+    unknown = unknown_keys(data, known)
+    if unknown:
+        article = "An" if kind[0] in "aeiou" else "A"
+        raise error(
+            f"is not {article.lower()} {kind} key",
+            path=path,
+            field=f"{where}.{unknown[0]}" if where else unknown[0],
+            fix=f"{did_you_mean(unknown[0], known)}{article} {kind} has {', '.join(known)}",
+        )
 
 
 def unknown_keys(data: Mapping[Any, Any], known: Iterable[str]) -> list[str]:

@@ -9,12 +9,21 @@ from typing import Annotated
 
 import typer
 
-from clear_rag.cli.app import DEFAULT_STORE, LIST_UP_TO, EmbedderOption, StoreOption, app, fail
+from clear_rag.cli.app import (
+    DEFAULT_STORE,
+    LIST_UP_TO,
+    EmbedderOption,
+    StoreOption,
+    TimeoutOption,
+    app,
+    fail,
+)
 from clear_rag.config import PipelineConfig
 from clear_rag.discover import shown
 from clear_rag.errors import ClearRagError
 from clear_rag.index.files import DamagedIndexError
-from clear_rag.index.sync import IndexHealth, SyncReport, existing_places, health, missing_lines, report_lines
+from clear_rag.index.places import IndexHealth, existing_places, health
+from clear_rag.index.sync import SyncReport, missing_lines, report_lines
 from clear_rag.ingest import IngestReport, ingest
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.store.opening import store_failure
@@ -48,6 +57,7 @@ def ingest_command(
     prune: Annotated[bool, typer.Option("--prune", help="Drop documents whose files are gone.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file.")] = False,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    timeout: TimeoutOption = None,
     index: Annotated[bool, typer.Option(help="Bring the keyword and vector indexes up to date too.")] = True,
     follow_links: Annotated[
         bool,
@@ -75,7 +85,7 @@ def ingest_command(
                 )
                 _print_report(report, store, verbose=verbose)
                 if index:
-                    _update_indexes(opened, settings, embedder)
+                    _update_indexes(opened, settings, embedder, timeout)
             except sqlite3.DatabaseError as err:
                 # Raised past the per-file handling on purpose: the store failed (damaged pages found
                 # only now, a full disk), not one file, and no other file would fare better.
@@ -102,14 +112,22 @@ def ingest_config(
     return settings
 
 
-def _update_indexes(store: Store, settings: PipelineConfig, embedder_name: str) -> None:
+def _update_indexes(
+    store: Store,
+    settings: PipelineConfig,
+    embedder_name: str,
+    timeout: float | None,
+    *,
+    rebuild: bool = False,
+) -> None:
+    """Bring the indexes ``settings`` search up to date (``rebuild``: build them again), and say how."""
     from clear_rag.progress import Progress
     from clear_rag.providers.select import make_embedder
     from clear_rag.session import sync_indexes
 
-    embedder = make_embedder(embedder_name) if "vector" in settings.retrievers else None
+    embedder = make_embedder(embedder_name, timeout=timeout) if "vector" in settings.retrievers else None
     with Progress("embed", "chunk") as bar:
-        reports = sync_indexes(store, [settings], embedder, progress=bar.update)
+        reports = sync_indexes(store, [settings], embedder, progress=bar.update, rebuild=rebuild)
     _print_syncs(reports)
 
 
@@ -199,6 +217,7 @@ def index_command(
         ),
     ] = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
+    timeout: TimeoutOption = None,
     rebuild: Annotated[
         bool,
         typer.Option("--rebuild", help="Build every index again from the store (re-embeds every chunk)."),
@@ -211,18 +230,16 @@ def index_command(
     answer questions. `clear-rag ingest` rebuilds an index that fails its check as well.
     """
     from clear_rag.cli.app import open_existing
-    from clear_rag.progress import Progress
     from clear_rag.providers.select import make_embedder
-    from clear_rag.session import check_indexes, sync_indexes
+    from clear_rag.session import check_indexes
 
     try:
         settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
         with open_existing(store) as opened:
-            model = make_embedder(embedder) if "vector" in settings.retrievers else None
             if rebuild:
-                with Progress("embed", "chunk") as bar:
-                    _print_syncs(sync_indexes(opened, [settings], model, progress=bar.update, rebuild=True))
+                _update_indexes(opened, settings, embedder, timeout, rebuild=True)
                 return
+            model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
             found = check_indexes(opened, [settings], model)
         for checked in found:
             typer.echo(f"index {_health_line(checked)}")

@@ -197,7 +197,7 @@ def read_golden(path: str | Path) -> tuple[str, list[dict[str, Any]], bytes]:
     raw = yamlfile.read_bytes(path)
     data: Any = yamlfile.parse(raw, source)
     if isinstance(data, dict):
-        _known_keys(data, GOLDEN_KEYS, source, "", "golden set")
+        yamlfile.check_keys(data, GOLDEN_KEYS, kind="golden set", path=source, error=InputError)
     listed = data.get("questions") if isinstance(data, dict) else data
     if not isinstance(listed, list):
         raise InputError("holds no list of questions", path=source, fix="Put them under questions:")
@@ -210,19 +210,6 @@ def read_golden(path: str | Path) -> tuple[str, list[dict[str, Any]], bytes]:
     return str(name), rows, raw
 
 
-def _known_keys(row: Mapping[Any, Any], known: tuple[str, ...], source: str, where: str, kind: str) -> None:
-    """An error naming the first key of ``row`` that a ``kind`` does not have, and the closest one."""
-    unknown = yamlfile.unknown_keys(row, known)
-    if unknown:
-        article = "An" if kind[0] in "aeiou" else "A"
-        raise InputError(
-            f"is not {article.lower()} {kind} key",
-            path=source,
-            field=f"{where}.{unknown[0]}" if where else unknown[0],
-            fix=f"{yamlfile.did_you_mean(unknown[0], known)}{article} {kind} has {', '.join(known)}",
-        )
-
-
 def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
     """One question as written, every key known, every required key there, answers a list of tables."""
     where = f"question {number}"
@@ -230,7 +217,9 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
         raise InputError(
             "is not a mapping", path=source, field=where, fix="Give id, question, category, answers"
         )
-    _known_keys(row, QUESTION_KEYS, source, str(row.get("id", where)), "question")
+    yamlfile.check_keys(
+        row, QUESTION_KEYS, kind="question", path=source, where=str(row.get("id", where)), error=InputError
+    )
     for key in ("id", "question", "category", "answers"):
         if key not in row:
             raise InputError(f"lacks {key}", path=source, field=str(row.get("id", where)), fix=f"Add {key}:")
@@ -261,7 +250,9 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
                 value=answer,
                 fix="Write {doc: FILE, quote: TEXT} (doc is optional)",
             )
-        _known_keys(answer, ANSWER_KEYS, source, f"{qid}.answers[{n}]", "answer")
+        yamlfile.check_keys(
+            answer, ANSWER_KEYS, kind="answer", path=source, where=f"{qid}.answers[{n}]", error=InputError
+        )
     return row
 
 

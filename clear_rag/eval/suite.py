@@ -145,15 +145,7 @@ def load_suite(name_or_path: str) -> Suite:
         raise ConfigError(
             "must hold a table of suite keys", path=source, fix=f"Keys: {', '.join(SUITE_KEYS)}"
         )
-    unknown = yamlfile.unknown_keys(data, SUITE_KEYS)
-    if unknown:
-        hint = yamlfile.did_you_mean(unknown[0], SUITE_KEYS)
-        raise ConfigError(
-            "is not a suite key",
-            path=source,
-            field=unknown[0],
-            fix=f"{hint}Known keys: {', '.join(SUITE_KEYS)}",
-        )
+    yamlfile.check_keys(data, SUITE_KEYS, kind="suite", path=source)
     for key in ("name", "corpus", "golden", "beir", "split", "baseline"):
         if key in data and not isinstance(data[key], str):
             raise ConfigError(
@@ -182,16 +174,7 @@ def load_suite(name_or_path: str) -> Suite:
     for n, row in enumerate(listed, start=1):
         if not isinstance(row, Mapping) or "name" not in row:
             raise ConfigError("has no name", path=source, field=f"rows[{n}]", fix="Give every row a name:")
-        extra = yamlfile.unknown_keys(row, ROW_KEYS)
-        if extra:
-            # a misspelt `set:` would otherwise run the base config under the row's name
-            hint = yamlfile.did_you_mean(extra[0], ROW_KEYS)
-            raise ConfigError(
-                "is not a row key",
-                path=source,
-                field=f"rows[{n}].{extra[0]}",
-                fix=f"{hint}A row has name: and set:",
-            )
+        yamlfile.check_keys(row, ROW_KEYS, kind="row", path=source, where=f"rows[{n}]")
         changes = row.get("set") or {}
         if not isinstance(changes, Mapping):
             raise ConfigError(

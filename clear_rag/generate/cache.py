@@ -33,10 +33,10 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from clear_rag.atomic import write_atomic
 from clear_rag.errors import ModelError, StoreError
 from clear_rag.providers.base import ChatModel, Message, describe
 from clear_rag.providers.fake import token_pieces
-from clear_rag.results.files import write_atomic
 
 FORMAT = 1
 

@@ -35,6 +35,7 @@ from typing import cast, get_args
 
 import numpy as np
 
+from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index.analyze import Analyzer
 from clear_rag.index.files import REBUILD, write_array
@@ -49,7 +50,6 @@ from clear_rag.index.postings import (
 )
 from clear_rag.index.scoring import IDF, FloatArray, IdfName, length_norm, term_score
 from clear_rag.index.vectors import top_rows
-from clear_rag.results.files import write_atomic
 
 __all__ = ["BM25Index", "IdfName"]
 

@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.atomic import replace_file, write_atomic
 from clear_rag.errors import StoreError
-from clear_rag.results.files import write_atomic
 
 try:  # POSIX; elsewhere the indexes are written unlocked, as before
     import fcntl
@@ -162,27 +161,8 @@ def write_manifest(
 
 
 def write_array(path: Path, array: npt.NDArray[Any]) -> None:
-    """``array`` to ``path`` as ``.npy``, the way ``write_atomic`` writes text: a temporary file of its
-    own in the same folder, flushed to disk, then renamed over the old file. Replaced, never
-    overwritten in place: a reader may still memory-map the old file."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            np.save(out, array, allow_pickle=False)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp makes it private
-        os.replace(temporary, path)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(err, OSError):
-            raise StoreError(
-                f"cannot be written ({err}); the old file is unchanged",
-                path=str(path),
-                fix="Check the disk space and the folder's permissions",
-            ) from err
-        raise
+    """``array`` to ``path`` as ``.npy``, replaced atomically like every index file."""
+    replace_file(path, lambda out: np.save(out, array, allow_pickle=False))
 
 
 def remove_leftovers(directory: Path) -> None:

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index.files import REBUILD, write_array
-from clear_rag.results.files import write_atomic
 
 VECTORS_FILE = "vectors.npy"
 IDS_FILE = "ids.json"

@@ -34,8 +34,7 @@ def test_a_misspelt_row_key_is_refused_with_the_key_it_was_meant_to_be(project: 
     with pytest.raises(ConfigError) as caught:
         load_suite(path)
     assert (
-        str(caught.value)
-        == "s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name: and set:"
+        str(caught.value) == "s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set"
     )
 
 
@@ -44,11 +43,11 @@ def test_a_misspelt_row_key_is_refused_with_the_key_it_was_meant_to_be(project: 
     [
         (
             "metrix: [ndcg@10]\n",
-            "metrix: is not a suite key. Did you mean 'metrics'? Known keys: name, corpus",
+            "metrix: is not a suite key. Did you mean 'metrics'? A suite has name, corpus",
         ),
-        ("bases: {}\n", "bases: is not a suite key. Did you mean 'base'? Known keys:"),
-        ("zzz: 1\n", "zzz: is not a suite key. Known keys: name, corpus"),
-        ("1: x\n", "1: is not a suite key. Known keys:"),
+        ("bases: {}\n", "bases: is not a suite key. Did you mean 'base'? A suite has"),
+        ("zzz: 1\n", "zzz: is not a suite key. A suite has name, corpus"),
+        ("1: x\n", "1: is not a suite key. A suite has"),
     ],
 )
 def test_an_unknown_suite_key_is_refused(project: Path, extra: str, message: str) -> None:

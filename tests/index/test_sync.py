@@ -16,17 +16,8 @@ from clear_rag.errors import ModelError
 from clear_rag.index import sync as sync_module
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.files import DamagedIndexError
-from clear_rag.index.sync import (
-    SyncReport,
-    existing_places,
-    health,
-    keyword_index,
-    load_keyword,
-    load_vectors,
-    report_lines,
-    vector_index,
-    vector_place,
-)
+from clear_rag.index.places import existing_places, health, load_keyword, load_vectors, vector_place
+from clear_rag.index.sync import SyncReport, keyword_index, report_lines, vector_index
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.ingest import ingest
 from clear_rag.providers.base import EmbedKind

@@ -263,14 +263,14 @@ ROW_SETT = case(
     "suite-row-key-misspelt",
     area="suite",
     fault="a row `{name: dense, sett: {retrievers: [vector]}}` (it once ran the base config as `dense`)",
-    message="error: s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name: and set:",
+    message="error: s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set",
     exit_code=2,
 )
 SUITE_KEY = case(
     "suite-unknown-key",
     area="suite",
     fault="`metrix: [ndcg@10]` at the top of a suite",
-    message="error: s.yaml: metrix: is not a suite key. Did you mean 'metrics'? Known keys: name, corpus, "
+    message="error: s.yaml: metrix: is not a suite key. Did you mean 'metrics'? A suite has name, corpus, "
     "golden, beir, split, spans, metrics, baseline, base, rows",
     exit_code=2,
 )

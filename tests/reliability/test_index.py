@@ -20,7 +20,7 @@ from typer.testing import CliRunner, Result
 
 from clear_rag.cli import app
 from clear_rag.errors import ModelError
-from clear_rag.index.sync import load_keyword, load_vectors
+from clear_rag.index.places import load_keyword, load_vectors
 from clear_rag.providers import select
 from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import HashEmbedder

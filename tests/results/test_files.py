@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError, StoreError
-from clear_rag.results.files import read_result, write_atomic, write_result
+from clear_rag.results.files import read_result, write_result
 
 
 def test_a_result_is_written_whole_and_readable_by_others(tmp_path: Path) -> None:
