@@ -311,11 +311,11 @@ def test_save_writes_only_when_something_changed(tmp_path: Path) -> None:
     assert GenerationCache(path).get(entry("two", "q").key) == entry("two", "q")
 
 
-class HalfWriter(io.TextIOWrapper):
+class HalfWriter(io.FileIO):
     """A file that writes half of what it is given, then fails as a full disk does."""
 
-    def write(self, text: str) -> int:
-        super().write(text[: len(text) // 2])
+    def write(self, data: Any) -> int:
+        super().write(bytes(data)[: len(data) // 2])
         raise OSError(28, "No space left on device")
 
 
@@ -334,7 +334,7 @@ def test_a_failed_save_leaves_the_old_file_whole(
         raise OSError(28, "No space left on device")
 
     def half_writer(handle: int, mode: str, **kwargs: Any) -> HalfWriter:
-        return HalfWriter(open(handle, "wb"), **kwargs)
+        return HalfWriter(handle, "wb")
 
     monkeypatch.setattr(
         os, "fdopen" if broken == "write" else broken, half_writer if broken == "write" else fail
