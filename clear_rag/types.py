@@ -155,12 +155,14 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """A span of a source document that the answer cites."""
+    """A span of a source document that the answer cites; ``number`` is the ``[n]`` that cites it
+    (its passage's number in the context; 0 in traces stored before it was recorded)."""
 
     chunk_id: str
     doc_id: str
     start: int
     end: int
+    number: int = 0
 
 
 @dataclass(frozen=True, slots=True)

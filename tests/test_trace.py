@@ -1,7 +1,14 @@
 from __future__ import annotations
 
-from clear_rag.trace import found_by, from_json, render, to_json
+import dataclasses
+import json
+
+from clear_rag.generate.planner import Planner
+from clear_rag.providers.fake import ScriptedChatModel
+from clear_rag.store import Store
+from clear_rag.trace import found_by, from_json, render, to_dict, to_json
 from clear_rag.types import Candidate, Contribution, StageResult, Trace
+from tests.conftest import toy_pipeline
 
 
 def _cand(cid: str, score: float, **sources: tuple[int, float, float]) -> Candidate:
@@ -67,3 +74,15 @@ def test_two_level_contributions_render_and_survive_json_and_found_by_names_the_
     assert "from keyword #1 (0.033) [keyword·q0 #2, keyword·q1 #1]" in render(trace)
     assert found_by(trace, "a#0") == {"keyword·q0": 2, "keyword·q1": 1}
     assert found_by(trace, "zzz") == {}
+
+
+def test_the_hand_built_plain_data_is_what_asdict_gives(toy_store: Store) -> None:
+    """``to_dict`` builds stages by hand for speed; as JSON (lists where ``asdict`` keeps tuples) it
+    must be exactly ``asdict``'s, on a real trace with two-level fusion parts, a rerank and citations."""
+    chat = ScriptedChatModel()
+    chat.enqueue("disc brake pads\ntyre pressure")
+    chat.enqueue("Pads at 1.5 mm [1].")
+    pipeline = toy_pipeline(toy_store, expand=2, rerank=True)
+    trace = Planner(pipeline, chat).run("when do disc brake pads need replacing")
+    assert any(c.parts for s in trace.stages for cand in s.candidates for c in cand.sources.values())
+    assert json.dumps(to_dict(trace)) == json.dumps(dataclasses.asdict(trace))

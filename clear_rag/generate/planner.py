@@ -39,6 +39,7 @@ from clear_rag.providers.base import ChatModel, describe
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.rerank import sigmoid
 from clear_rag.tokens import TokenCount
+from clear_rag.trace import candidate_dict
 from clear_rag.types import Citation, Message, StageResult, Trace
 
 EventKind = Literal["query", "stage", "context", "token", "citations", "done", "error"]
@@ -64,7 +65,7 @@ def stage_event(stage: StageResult) -> dict[str, Any]:
     logits = stage.detail.get("display") == "sigmoid"
     candidates = []
     for rank, cand in enumerate(stage.candidates, start=1):
-        item = dataclasses.asdict(cand)
+        item = candidate_dict(cand)
         item["rank"] = rank
         item["display_score"] = sigmoid(cand.score) if logits else cand.score
         candidates.append(item)
@@ -157,6 +158,7 @@ class Planner:
                     "tokens": packed.token_count,
                     "budget_tokens": packed.budget_tokens,
                     "passages": [dataclasses.asdict(p) for p in packed.passages],
+                    "chunk_ids": [cid for p in packed.passages for cid in p.chunk_ids],
                 },
             )
         )

@@ -47,7 +47,7 @@ def citations(answer: str, packed: Assembled) -> tuple[Citation, ...]:
     for number in cited_numbers(answer):
         if 1 <= number <= len(packed.passages):
             passage = packed.passages[number - 1]
-            found.append(Citation(passage.chunk_ids[0], passage.doc_id, passage.start, passage.end))
+            found.append(Citation(passage.chunk_ids[0], passage.doc_id, passage.start, passage.end, number))
     return tuple(found)
 
 
@@ -76,6 +76,7 @@ def attributed(answer: str, packed: Assembled, *, min_shared: int = 3) -> tuple[
             packed.passages[n].doc_id,
             packed.passages[n].start,
             packed.passages[n].end,
+            n + 1,
         )
         for n in chosen
     )

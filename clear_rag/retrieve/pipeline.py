@@ -178,6 +178,8 @@ class Pipeline:
                 "tokenizer": tokenizer.name,
                 "passages": len(packed.passages),
                 "dropped": [list(pair) for pair in packed.dropped],
+                # its scores are its input's, shown as the input shows them (a reranker's through a sigmoid)
+                **({"display": current.detail["display"]} if "display" in current.detail else {}),
             },
         )
         return stage, packed

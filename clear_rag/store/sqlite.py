@@ -70,7 +70,19 @@ CREATE TABLE traces (
     body TEXT NOT NULL
 );
 CREATE INDEX traces_by_time ON traces (created_at);
+CREATE TABLE IF NOT EXISTS turns (
+    conversation TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    PRIMARY KEY (conversation, position)
+);
 """
+
+# Conversations came after schema 1 without changing what it holds: a store made before them gains
+# the table on its first turn, and reads as having no conversations until then.
+_TURNS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS turns") :].strip().rstrip(";")
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +355,27 @@ class Store:
                 fix="Run `clear-rag replay --list` to see stored trace ids",
             )
         return trace_json.from_json(str(rows[0][0]))
+
+    def add_turn(self, conversation: str, question: str, answer: str, trace_id: str) -> None:
+        """Append one question and its answer to a conversation (created by its first turn)."""
+        with self.transaction():
+            self._db.execute(_TURNS)
+            self._db.execute(
+                "INSERT INTO turns SELECT ?, coalesce(max(position), -1) + 1, ?, ?, ? FROM turns "
+                "WHERE conversation = ?",
+                (conversation, question, answer, trace_id, conversation),
+            )
+
+    def turns(self, conversation: str) -> list[tuple[str, str, str]]:
+        """A conversation's turns in order, as (question, answer, trace id); none if it is unknown."""
+        try:
+            rows = self._db.execute(
+                "SELECT question, answer, trace_id FROM turns WHERE conversation = ? ORDER BY position",
+                (conversation,),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []  # a store from before conversations, which has had none
+        return [(str(q), str(a), str(t)) for q, a, t in rows]
 
     def traces(self, limit: int = 20) -> list[tuple[str, str, str]]:
         """The newest traces as (id, created_at, query)."""

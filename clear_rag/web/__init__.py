@@ -1,0 +1,1 @@
+"""The local app: the chat page and the API it draws from."""

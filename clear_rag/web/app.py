@@ -1,0 +1,276 @@
+"""The local app: the page, and the API it draws from (design.md, "Events on the wire").
+
+``POST /api/chat`` answers ``text/event-stream``: ``query``, one ``stage`` per stage as it finishes,
+``context``, ``token`` (many), ``citations``, then ``done`` or ``error``, with a heartbeat comment
+while nothing happens. The rest is JSON: a document's canonical text and blocks (by id, never by
+path), the stored traces (each with the very events a live question sends, rebuilt from the trace,
+so the page replays history with the code that draws a live answer), and every knob of the config
+with whether its machinery is here.
+
+Bad input is a 4xx with a message a person can act on, and the server goes on serving: the request
+is checked, and the config and its indexes opened, before the stream starts, so only what happens
+during an answer (a model that fails or runs out its deadline) arrives as an ``error`` event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, get_args
+
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from clear_rag import yamlfile
+from clear_rag.config import PipelineConfig
+from clear_rag.errors import ClearRagError, ConfigError, StoreError
+from clear_rag.generate.planner import stage_event
+from clear_rag.store.sqlite import Store
+from clear_rag.types import Trace
+from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest, Models, Runner
+
+STATIC = Path(__file__).parent / "static"
+CHAT_KEYS = ("question", "conversation", "config", "generate")
+HEARTBEAT_S = 15  # a comment line this often keeps proxies and the browser from closing a quiet stream
+
+
+def create_app(store: Store, base: PipelineConfig, models: Models) -> Starlette:
+    """The app over an open ``store``, answering with ``models`` under the settings ``base``."""
+    runner = Runner(store, base, models)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        runner.close()
+
+    async def chat(request: Request) -> Response:
+        try:
+            asked = _chat_request(await request.body())
+            config = runner.config_for(asked.config)
+            await run_in_threadpool(runner.pipeline, config)  # indexes loaded, or a 4xx saying why
+        except _BadRequest as err:
+            return _error(err.status, err.message)
+        except ConfigError as err:
+            return _error(422, str(err))
+        except StoreError as err:
+            return _error(409, str(err))
+        except ClearRagError as err:
+            return _error(422, str(err))
+
+        async def events() -> AsyncIterator[dict[str, str]]:
+            async for event in runner.stream(asked):
+                yield {"event": event.kind, "data": json.dumps(event.data, ensure_ascii=False)}
+
+        return EventSourceResponse(events(), ping=HEARTBEAT_S)
+
+    async def document(request: Request) -> Response:
+        doc_id = request.path_params["doc_id"]
+        try:
+            doc = await run_in_threadpool(store.document, doc_id)
+        except KeyError:
+            hint = "Document ids are in stage events and traces: a path relative to the store's root"
+            return _error(404, f"{doc_id!r}: no document has this id. {hint}, such as docs/a.md")
+        blocks = [dataclasses.asdict(block) for block in doc.blocks]
+        return JSONResponse({"id": doc.id, "text": doc.text, "media_type": doc.media_type, "blocks": blocks})
+
+    async def traces(request: Request) -> Response:
+        rows = await run_in_threadpool(store.traces, 200)
+        return JSONResponse({"traces": [{"id": i, "created_at": c, "query": q} for i, c, q in rows]})
+
+    async def trace(request: Request) -> Response:
+        try:
+            found = await run_in_threadpool(store.load_trace, request.path_params["trace_id"])
+        except StoreError as err:
+            return _error(404, str(err))
+        return JSONResponse({"trace": _trace_json(found), "events": replay_events(found)})
+
+    async def config(request: Request) -> Response:
+        return JSONResponse({"config": base.to_dict(), "knobs": knobs(base, models)})
+
+    async def page(request: Request) -> Response:
+        index = STATIC / "index.html"
+        if not index.is_file():
+            return _error(404, f"{index}: the page is missing from this installation. Reinstall clear-rag")
+        return FileResponse(index)
+
+    routes = [
+        Route("/", page),
+        Route("/api/chat", chat, methods=["POST"]),
+        Route("/api/documents/{doc_id:path}", document),
+        Route("/api/traces", traces),
+        Route("/api/traces/{trace_id}", trace),
+        Route("/api/config", config),
+        Mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static"),
+    ]
+
+    async def no_route(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        endpoints = "GET /, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config"
+        return _error(
+            status, f"{request.method} {request.url.path}: no such endpoint here. The API is {endpoints}"
+        )
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: no_route, 405: no_route})
+    app.state.runner = runner
+    return app
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _chat_request(body: bytes) -> ChatRequest:
+    """The request body checked field by field; every fault a ``_BadRequest`` saying what to send."""
+    example = 'Send JSON such as {"question": "What does the warranty cover?"}'
+    try:
+        data = json.loads(body)
+    except ValueError as err:
+        raise _BadRequest(400, f"the request body is not JSON ({err}). {example}") from None
+    if not isinstance(data, dict):
+        raise _BadRequest(422, f"the request body is not a JSON object. {example}")
+    try:
+        yamlfile.check_keys(data, CHAT_KEYS, kind="chat request", path="request")
+    except ConfigError as err:
+        raise _BadRequest(422, str(err)) from None
+    question = data.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _BadRequest(422, f"request: question: is missing or empty. {example}")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise _BadRequest(
+            413,
+            f"request: question: holds {len(question):,} characters, more than the "
+            f"{MAX_QUESTION_CHARS:,} a question may. Ask a shorter question; to search a document, "
+            "ingest it (clear-rag ingest PATH)",
+        )
+    conversation = data.get("conversation")
+    if conversation is not None and (not isinstance(conversation, str) or not conversation):
+        raise _BadRequest(422, "request: conversation: must be the id a done event gave, or null")
+    overrides = data.get("config") or {}
+    if not isinstance(overrides, dict):
+        raise _BadRequest(422, 'request: config: must be an object of settings, such as {"top_k": 5}')
+    generate = data.get("generate", True)
+    if not isinstance(generate, bool):
+        raise _BadRequest(422, "request: generate: must be true or false")
+    return ChatRequest(question.strip(), conversation, overrides, generate)
+
+
+def _trace_json(trace: Trace) -> dict[str, Any]:
+    from clear_rag.trace import to_dict
+
+    return to_dict(trace)
+
+
+def replay_events(trace: Trace) -> list[dict[str, Any]]:
+    """The events a live question sent, rebuilt from its stored trace: what the page replays.
+
+    The context's passages are not stored apart from the context text, so the ``context`` event of a
+    replay carries the text, its token count and the chunks packed (the ``context`` stage); the
+    answer arrives as one ``token`` event.
+    """
+    searched = trace.phrasings[0] if trace.phrasings else trace.query
+    events: list[dict[str, Any]] = [
+        {
+            "event": "query",
+            "data": {
+                "question": trace.query,
+                "searched": searched,
+                "phrasings": list(trace.phrasings[1:]),
+                "steps": trace.steps,
+            },
+        }
+    ]
+    events += [{"event": "stage", "data": stage_event(stage)} for stage in trace.stages]
+    packed = next((stage for stage in trace.stages if stage.name == "context"), None)
+    detail: Mapping[str, Any] = packed.detail if packed is not None else {}
+    events.append(
+        {
+            "event": "context",
+            "data": {
+                "text": trace.context,
+                "tokens": detail.get("tokens", 0),
+                "budget_tokens": detail.get("budget_tokens", 0),
+                "chunk_ids": [c.chunk_id for c in packed.candidates] if packed is not None else [],
+            },
+        }
+    )
+    if trace.answer:
+        events.append({"event": "token", "data": {"text": trace.answer}})
+        citations = [dataclasses.asdict(c) for c in trace.citations]
+        events.append({"event": "citations", "data": {"citations": citations}})
+    events.append({"event": "done", "data": {"trace_id": trace.id, "replayed": True}})
+    return events
+
+
+def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
+    """Every setting the Lab shows: its kind, current value, choices, and whether its machinery is here
+    (with the one-line reason when it is not), so no knob is silently ignored."""
+    found: list[dict[str, Any]] = []
+    needs = {"expand": "chat", "hyde": "chat", "rerank": "reranker", "reranker": "reranker"}
+    for name, info in PipelineConfig.model_fields.items():
+        if name in ("answer_deadline_s", "max_answer_chars"):
+            continue  # bounds on a reply, not knobs of retrieval
+        value = base.to_dict()[name]
+        knob: dict[str, Any] = {"key": name, "value": value, "kind": _kind(info.annotation, value)}
+        choices = _choices(info.annotation)
+        if choices:
+            knob["choices"] = choices
+        reason = models.missing.get(needs.get(name, ""))
+        if name == "retrievers" and models.embedder is None:
+            reason = models.missing.get("embedder", "no embedder is loaded: vector search is off")
+            knob["choices"] = ["keyword"]
+        if name == "chunking":
+            reason = (
+                "the store was chunked this way; another chunking needs a store ingested with it "
+                "(clear-rag ingest PATH --chunker ... --size ...)"
+            )
+        knob["available"] = reason is None
+        if reason is not None:
+            knob["reason"] = reason
+        found.append(knob)
+    found.append(
+        {
+            "key": "self_correction",
+            "value": False,
+            "kind": "bool",
+            "available": False,
+            "reason": "clear-rag has no self-correction step: an answer is generated once from the context",
+        }
+    )
+    return found
+
+
+def _kind(annotation: Any, value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "table"
+    return "choice" if _choices(annotation) else "text"
+
+
+def _choices(annotation: Any) -> list[str]:
+    """The values a Literal setting (or a tuple of one) may take."""
+    for arg in (annotation, *get_args(annotation)):
+        values = [v for v in get_args(arg) if isinstance(v, str)]
+        if values and all(isinstance(v, str) for v in get_args(arg)):
+            return values
+    return []

@@ -1,0 +1,180 @@
+// The Lab: every knob of the pipeline from /api/config, each a control. What a person changes is sent
+// as `config` overrides with the next question; nothing else is. A knob whose machinery is missing
+// here (no chat model, no cross-encoder) is disabled with the server's one-line reason beside it,
+// so a setting is never silently ignored.
+
+import { clear, el, getJSON } from "./dom.js";
+
+const SELF_CORRECTION = {
+  key: "self_correction",
+  value: false,
+  kind: "bool",
+  available: false,
+  reason: "clear-rag has no self-correction step: an answer is generated once from the context",
+};
+
+export class Lab {
+  constructor(root) {
+    this.root = root; // #lab
+    this.form = root.querySelector("#lab-knobs");
+    this.summary = root.querySelector("#lab-overrides");
+    this.knobs = [];
+    this.initial = new Map(); // key -> value as the server sent it
+    this.current = new Map();
+    root.querySelector("#lab-reset").addEventListener("click", () => this.render());
+  }
+
+  async load() {
+    try {
+      const { knobs } = await getJSON("/api/config");
+      this.knobs = knobs.some((k) => k.key === SELF_CORRECTION.key) ? knobs : [...knobs, SELF_CORRECTION];
+    } catch (error) {
+      clear(this.form).append(el("p", { class: "error" }, `Could not load the settings: ${error.message}`));
+      return;
+    }
+    this.render();
+  }
+
+  render() {
+    clear(this.form);
+    this.initial.clear();
+    this.current.clear();
+    for (const knob of this.knobs) {
+      this.initial.set(knob.key, structuredClone(knob.value));
+      this.current.set(knob.key, structuredClone(knob.value));
+      this.form.append(this.knobRow(knob));
+    }
+    this.showSummary();
+  }
+
+  knobRow(knob) {
+    const disabled = !knob.available;
+    const id = `knob-${knob.key}`;
+    const set = (value) => {
+      this.current.set(knob.key, value);
+      this.showSummary();
+    };
+    const row = el("div", {
+      class: ["knob", disabled && "disabled"],
+      "data-knob": knob.key,
+      "data-available": String(Boolean(knob.available)),
+    });
+    row.append(el("label", { for: id }, knob.key.replaceAll("_", " ")), this.control(knob, id, disabled, set));
+    if (disabled) row.append(el("p", { class: "reason", id: `${id}-reason` }, knob.reason || "not available here"));
+    return row;
+  }
+
+  control(knob, id, disabled, set) {
+    const value = knob.value;
+    const common = { id, disabled, "aria-describedby": disabled ? `${id}-reason` : null };
+    switch (knob.kind) {
+      case "bool":
+        return el("input", { ...common, type: "checkbox", checked: Boolean(value), onchange: (e) => set(e.target.checked) });
+      case "int":
+      case "float":
+        return el("input", {
+          ...common,
+          type: "number",
+          step: knob.kind === "int" ? 1 : "any",
+          value: value ?? "",
+          onchange: (e) => set(e.target.value === "" ? null : Number(e.target.value)),
+        });
+      case "choice":
+        return el(
+          "select",
+          { ...common, onchange: (e) => set(e.target.value) },
+          (knob.choices || []).map((c) => el("option", { value: c, selected: c === value }, c)),
+        );
+      case "list":
+        return this.listControl(knob, common, set);
+      case "table":
+        return this.tableControl(knob, common, set);
+      default:
+        return el("input", { ...common, type: "text", value: value ?? "", onchange: (e) => set(e.target.value) });
+    }
+  }
+
+  /** A list of choices (the retrievers): one checkbox each, in the order the choices come. */
+  listControl(knob, common, set) {
+    const chosen = new Set(knob.value || []);
+    const choices = [...new Set([...(knob.choices || []), ...chosen])];
+    const box = el("span", { id: common.id, class: "choices" });
+    for (const choice of choices) {
+      box.append(
+        el(
+          "label",
+          {},
+          el("input", {
+            type: "checkbox",
+            value: choice,
+            disabled: common.disabled,
+            checked: chosen.has(choice),
+            onchange: () => set([...box.querySelectorAll("input:checked")].map((i) => i.value)),
+          }),
+          choice,
+        ),
+      );
+    }
+    return box;
+  }
+
+  /** A table of settings (chunking, min-max weights): a number or text field per entry. Weights
+   * start empty (every retriever weighs 1), so their entries are the retrievers. */
+  tableControl(knob, common, set) {
+    const entries = { ...(knob.value || {}) };
+    if (knob.key === "weights") {
+      const retrievers = this.knobs.find((k) => k.key === "retrievers");
+      for (const name of (retrievers && (retrievers.choices || retrievers.value)) || []) entries[name] ??= 1;
+    }
+    const box = el("span", { id: common.id, class: "table" });
+    const values = { ...(knob.value || {}) };
+    for (const [name, v] of Object.entries(entries)) {
+      const numeric = typeof v === "number" || v === null;
+      box.append(
+        el(
+          "label",
+          {},
+          `${name} `,
+          el("input", {
+            type: numeric ? "number" : "text",
+            step: "any",
+            disabled: common.disabled,
+            value: v ?? "",
+            "data-entry": name,
+            onchange: (e) => {
+              values[name] = numeric ? Number(e.target.value) : e.target.value;
+              set({ ...values });
+            },
+          }),
+        ),
+      );
+    }
+    return box;
+  }
+
+  /** The settings changed from the server's: what the next question sends as `config`. A table
+   * sends only its changed entries, since the server merges tables key by key. */
+  overrides() {
+    const out = {};
+    for (const [key, value] of this.current) {
+      const knob = this.knobs.find((k) => k.key === key);
+      if (!knob || !knob.available) continue;
+      const before = this.initial.get(key);
+      if (knob.kind === "table") {
+        const changed = Object.fromEntries(Object.entries(value || {}).filter(([k, v]) => (before || {})[k] !== v));
+        if (Object.keys(changed).length) out[key] = changed;
+      } else if (JSON.stringify(value) !== JSON.stringify(before)) {
+        out[key] = value;
+      }
+    }
+    return out;
+  }
+
+  showSummary() {
+    const changed = this.overrides();
+    const keys = Object.keys(changed);
+    this.summary.textContent = keys.length
+      ? `Next question sends: ${JSON.stringify(changed)}`
+      : "Server settings (change a knob to try another config on the next question).";
+  }
+}

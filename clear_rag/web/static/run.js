@@ -1,0 +1,159 @@
+// One question's run as the page knows it: built from the stream's events alone (live or replayed),
+// so every view (rank flow, inspector, answer) reads the same facts. Nothing here knows stage names:
+// a stage's role comes from its detail ("retriever" for a first-stage search, "input"/"inputs" for a
+// stage built on others, "shortlist"/"top_k"/"budget_tokens" for cut-offs).
+
+export class Run {
+  constructor() {
+    this.query = null;
+    this.stages = []; // in arrival order
+    this.context = null;
+    this.answer = "";
+    this.citations = null;
+    this.done = null;
+    this.error = null;
+    this.found = null;
+    this.listeners = new Set();
+  }
+
+  /** Apply one event; returns true when it was one this model knows. */
+  apply(kind, data) {
+    switch (kind) {
+      case "query":
+        this.query = data;
+        break;
+      case "stage":
+        this.stages.push(data);
+        this.found = null; // a new first-stage search changes who found what
+        break;
+      case "context":
+        this.context = data;
+        break;
+      case "token":
+        this.answer += data.text || "";
+        break;
+      case "citations":
+        this.citations = data.citations || [];
+        break;
+      case "done":
+        this.done = data;
+        break;
+      case "error":
+        this.error = data.message || "the question failed";
+        break;
+      default:
+        return false;
+    }
+    for (const listener of this.listeners) listener(kind, data, this);
+    return true;
+  }
+
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  stage(name) {
+    return this.stages.find((s) => s.name === name);
+  }
+
+  /** Stages that started a ranking: a search with no input of its own. */
+  firstStages() {
+    return this.stages.filter((s) => {
+      const d = s.detail || {};
+      return !("input" in d) && !("inputs" in d);
+    });
+  }
+
+  /** The names a stage was built from ("input" or the comma-joined "inputs"). */
+  inputsOf(stage) {
+    const d = stage.detail || {};
+    if (typeof d.input === "string" && d.input) return [d.input];
+    if (typeof d.inputs === "string" && d.inputs) return d.inputs.split(",");
+    if (Array.isArray(d.inputs)) return d.inputs.map(String);
+    return [];
+  }
+
+  /** Where a chunk is: its doc id and span, from any stage that holds it. */
+  locate(chunkId) {
+    for (const stage of this.stages) {
+      const found = stage.candidates.find((c) => c.chunk_id === chunkId);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  /** The chunk at every stage: [{stage, candidate|null}] in arrival order. */
+  journey(chunkId) {
+    return this.stages.map((stage) => ({
+      stage,
+      candidate: stage.candidates.find((c) => c.chunk_id === chunkId) || null,
+    }));
+  }
+
+  /**
+   * Which retrievers found a chunk, for colouring: the retriever of every first-stage search that
+   * returned it (detail.retriever; a search without one stands for itself, less any "·phrasing").
+   */
+  foundBy(chunkId) {
+    if (!this.found) {
+      // chunk id -> set of retrievers, built once per stage event: the rank flow asks for every box
+      this.found = new Map();
+      for (const stage of this.firstStages()) {
+        const family = String((stage.detail || {}).retriever || stage.name.split("·")[0]);
+        for (const c of stage.candidates) {
+          if (!this.found.has(c.chunk_id)) this.found.set(c.chunk_id, new Set());
+          this.found.get(c.chunk_id).add(family);
+        }
+      }
+    }
+    return [...(this.found.get(chunkId) || [])].sort();
+  }
+
+  /**
+   * The score to show for a candidate: its display score where its stage says how to show scores
+   * (detail.display, e.g. a reranker's logits through a sigmoid); a stage that only passes scores on
+   * (top-k, the context) shows a score as its input showed that same score.
+   */
+  shownScore(stage, cand, depth = 0) {
+    const shown = cand.display_score ?? cand.score;
+    if ((stage.detail || {}).display || depth > 8) return shown;
+    const input = this.stage(this.inputsOf(stage)[0]);
+    const same = input && input.candidates.find((c) => c.chunk_id === cand.chunk_id && c.score === cand.score);
+    return same ? this.shownScore(input, same, depth + 1) : shown;
+  }
+
+  /** Chunk ids packed into the context: the ones that made it past the token budget. */
+  packed() {
+    const ids = new Set((this.context && this.context.chunk_ids) || []);
+    for (const passage of (this.context && this.context.passages) || []) {
+      for (const id of passage.chunk_ids || []) ids.add(id);
+    }
+    return ids;
+  }
+
+  /**
+   * The passage number (1-based, as "[n]" in the answer) of a citation: its own "number" where the
+   * server sends one, else the passage with the same span.
+   */
+  citationNumber(citation) {
+    // 0 marks a trace stored before citations recorded their number.
+    if (Number.isInteger(citation.number) && citation.number > 0) return citation.number;
+    const passages = (this.context && this.context.passages) || [];
+    const index = passages.findIndex(
+      (p) => p.doc_id === citation.doc_id && p.start === citation.start && p.end === citation.end,
+    );
+    return index >= 0 ? index + 1 : null;
+  }
+
+  citation(number) {
+    return (this.citations || []).find((c) => this.citationNumber(c) === number) || null;
+  }
+}
+
+/** "keyword", "vector", "both" (found by several retrievers) or "none": the colour class of a chunk. */
+export function foundClass(families) {
+  if (families.length === 0) return "none";
+  if (families.length > 1) return "both";
+  return families[0];
+}
