@@ -33,3 +33,33 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
     path = ROOT / "results" / "bench" / f"{name}.json"
     write_atomic(path, json.dumps({**environment(), **payload}, indent=2) + "\n")
     return path
+
+
+class ZipfText:
+    """Seeded synthetic text: words drawn from one Zipf (s = 1) distribution over a vocabulary of
+    random letter strings, so common words repeat as they do in prose and rare ones are rare."""
+
+    def __init__(self, seed: int, vocabulary: int) -> None:
+        import numpy as np
+
+        self._np = np
+        self.rng = np.random.default_rng(seed)
+        letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+        vocab: dict[str, None] = {}
+        while len(vocab) < vocabulary:
+            size = int(self.rng.integers(3, 11))
+            vocab.setdefault("".join(letters[self.rng.integers(0, 26, size=size)]))
+        self.words = list(vocab)
+        weights = 1.0 / np.arange(1, len(self.words) + 1)
+        self._p = weights / weights.sum()
+
+    def draw(self, count: int, lo: int, hi: int) -> list[str]:
+        """``count`` texts of ``lo`` to ``hi`` words."""
+        np = self._np
+        lengths = self.rng.integers(lo, hi + 1, size=count)
+        tokens = self.rng.choice(len(self.words), size=int(lengths.sum()), p=self._p).tolist()
+        ends = np.cumsum(lengths).tolist()
+        return [
+            " ".join(map(self.words.__getitem__, tokens[e - n : e]))
+            for e, n in zip(ends, lengths.tolist(), strict=True)
+        ]

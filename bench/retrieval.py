@@ -46,7 +46,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from bench.common import ROOT, SCIFACT, write_result  # noqa: E402
+from bench.common import ROOT, SCIFACT, ZipfText, write_result  # noqa: E402
 from clear_rag.index.bm25 import BM25Index  # noqa: E402
 from clear_rag.index.vectors import VectorIndex, default_threads, l2_normalise  # noqa: E402
 
@@ -230,23 +230,7 @@ def scifact() -> tuple[list[str], list[str], list[str], str] | None:
 
 def synthetic(n_docs: int, n_queries: int) -> tuple[list[str], list[str], list[str], str]:
     """Passages and queries drawn from one Zipf (s = 1) distribution over 50,000 random words."""
-    rng = np.random.default_rng(SEED)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    vocab: dict[str, None] = {}
-    while len(vocab) < 50_000:
-        vocab.setdefault("".join(letters[rng.integers(0, 26, size=int(rng.integers(3, 11)))]))
-    words = list(vocab)
-    p = 1.0 / np.arange(1, len(words) + 1)
-    p /= p.sum()
-
-    def draw(count: int, lo: int, hi: int) -> list[str]:
-        lengths = rng.integers(lo, hi + 1, size=count)
-        tokens = rng.choice(len(words), size=int(lengths.sum()), p=p).tolist()
-        ends = np.cumsum(lengths).tolist()
-        return [
-            " ".join(map(words.__getitem__, tokens[e - n : e]))
-            for e, n in zip(ends, lengths.tolist(), strict=True)
-        ]
+    draw = ZipfText(SEED, 50_000).draw
 
     texts, queries = draw(n_docs, 30, 120), draw(n_queries, 2, 6)
     return (

@@ -24,23 +24,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import statistics
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
-import uvicorn
-from starlette.applications import Starlette
 
-from bench.common import ROOT, SCIFACT, write_result
+from bench.common import ROOT, SCIFACT, ZipfText, write_result
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.eval import beir
@@ -51,11 +44,11 @@ from clear_rag.store import Store
 from clear_rag.types import Block, Document
 from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
+from clear_rag.web.serving import READY_WITHIN_S, read_events, serving
 
 SEED = 20240612
 TARGET_MS = 50.0  # issue 12: first stage event under 50 ms at SciFact size
 WARM_UP = 3  # untimed questions after the cold one, per config
-READY_WITHIN_S = 60.0
 CONFIGS: dict[str, dict[str, Any]] = {"hybrid": {}, "keyword": {"retrievers": ["keyword"]}}
 
 Corpus = tuple[list[Document], list[str], str]
@@ -77,23 +70,7 @@ def scifact(questions: int) -> Corpus | None:
 
 def synthetic(n_docs: int, questions: int) -> Corpus:
     """Passages of 20-60 words and queries of 2-6 words from one Zipf (s = 1) over 20,000 words."""
-    rng = np.random.default_rng(SEED)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    vocab: dict[str, None] = {}
-    while len(vocab) < 20_000:
-        vocab.setdefault("".join(letters[rng.integers(0, 26, size=int(rng.integers(3, 11)))]))
-    words = list(vocab)
-    p = 1.0 / np.arange(1, len(words) + 1)
-    p /= p.sum()
-
-    def draw(count: int, lo: int, hi: int) -> list[str]:
-        lengths = rng.integers(lo, hi + 1, size=count)
-        tokens = rng.choice(len(words), size=int(lengths.sum()), p=p).tolist()
-        ends = np.cumsum(lengths).tolist()
-        return [
-            " ".join(map(words.__getitem__, tokens[e - n : e]))
-            for e, n in zip(ends, lengths.tolist(), strict=True)
-        ]
+    draw = ZipfText(SEED, 20_000).draw
 
     docs = []
     for i, text in enumerate(draw(n_docs, 20, 60)):
@@ -121,25 +98,6 @@ def build(folder: Path, docs: list[Document]) -> tuple[Store, dict[str, float]]:
 # -- the server and its stream ------------------------------------------------------------------
 
 
-@contextmanager
-def serving(app: Starlette) -> Iterator[str]:
-    """``app`` on a free loopback port until the block ends (as tests/web/conftest.py runs it)."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + READY_WITHIN_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise SystemExit(f"the server did not listen within {READY_WITHIN_S} s")
-        thread.join(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=READY_WITHIN_S)
-
-
 def ask(client: httpx.Client, url: str, question: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """One question: client ms to the first stage, first token and done; the done event's timings;
     each stage's server-side ``elapsed_ms``. Events are stamped when their blank line arrives."""
@@ -151,22 +109,14 @@ def ask(client: httpx.Client, url: str, question: str, overrides: dict[str, Any]
     with client.stream("POST", f"{url}/api/chat", json=body) as response:
         if response.status_code != 200:
             raise SystemExit(f"POST /api/chat answered {response.status_code}: {response.read()!r}")
-        kind, data = "message", []
-        for line in response.iter_lines():
-            if line.startswith("event:"):
-                kind = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-            elif not line and data:
-                seen.setdefault(kind, (time.perf_counter() - started) * 1000)
-                if kind == "error":
-                    raise SystemExit(f"the question {question!r} failed: {''.join(data)}")
-                if kind == "stage":
-                    event = json.loads("\n".join(data))
-                    stages[event["name"]] = event["elapsed_ms"]
-                elif kind == "done":
-                    done = json.loads("\n".join(data))
-                kind, data = "message", []
+        for event in read_events(response.iter_lines()):
+            seen.setdefault(event.kind, (time.perf_counter() - started) * 1000)
+            if event.kind == "error":
+                raise SystemExit(f"the question {question!r} failed: {event.data['message']}")
+            if event.kind == "stage":
+                stages[event.data["name"]] = event.data["elapsed_ms"]
+            elif event.kind == "done":
+                done = event.data
     missing = {"stage", "token", "done"} - set(seen)
     if missing:
         raise SystemExit(f"the stream for {question!r} lacked {sorted(missing)} events")

@@ -57,6 +57,14 @@ EmbedderOption = Annotated[
 ]
 
 
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Pipeline settings (.toml or .yaml); their chunking defaults to the store's.",
+    ),
+]
+
 ChatOption = Annotated[
     str,
     typer.Option(

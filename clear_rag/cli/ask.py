@@ -12,6 +12,7 @@ import typer
 from clear_rag.cli.app import (
     DEFAULT_STORE,
     ChatOption,
+    ConfigOption,
     EmbedderOption,
     RerankerOption,
     StoreOption,
@@ -53,9 +54,7 @@ def run_config(store: Store, config: Path | None, reranker: str | None) -> Pipel
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     store: StoreOption = Path(DEFAULT_STORE),
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Pipeline settings (.toml or .yaml).")
-    ] = None,
+    config: ConfigOption = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,

@@ -10,6 +10,7 @@ import typer
 from clear_rag.cli.app import (
     DEFAULT_STORE,
     ChatOption,
+    ConfigOption,
     EmbedderOption,
     RerankerOption,
     StoreOption,
@@ -27,9 +28,7 @@ LOOPBACK = "127.0.0.1"
 @app.command("serve")
 def serve_command(
     store: StoreOption = Path(DEFAULT_STORE),
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Pipeline settings (.toml or .yaml) the page starts from.")
-    ] = None,
+    config: ConfigOption = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,

@@ -42,8 +42,11 @@ CHAT_KEYS = ("question", "conversation", "config", "generate")
 HEARTBEAT_S = 15  # a comment line this often keeps proxies and the browser from closing a quiet stream
 
 
-def create_app(store: Store, base: PipelineConfig, models: Models) -> Starlette:
-    """The app over an open ``store``, answering with ``models`` under the settings ``base``."""
+def create_app(
+    store: Store, base: PipelineConfig, models: Models, *, heartbeat_s: float = HEARTBEAT_S
+) -> Starlette:
+    """The app over an open ``store``, answering with ``models`` under the settings ``base``; a
+    stream with nothing to say sends a heartbeat comment every ``heartbeat_s`` seconds."""
     runner = Runner(store, base, models)
 
     @asynccontextmanager
@@ -69,7 +72,7 @@ def create_app(store: Store, base: PipelineConfig, models: Models) -> Starlette:
             async for event in runner.stream(asked):
                 yield {"event": event.kind, "data": json.dumps(event.data, ensure_ascii=False)}
 
-        return EventSourceResponse(events(), ping=HEARTBEAT_S)
+        return EventSourceResponse(events(), ping=heartbeat_s)
 
     async def document(request: Request) -> Response:
         doc_id = request.path_params["doc_id"]

@@ -363,3 +363,23 @@ def test_a_silent_model_server_ends_in_an_error_within_its_timeout_while_another
     )
     assert kinds(failing).count("token") == 1  # the one piece before the server fell silent
     assert fine[-1].kind == "done"
+
+
+def test_a_quiet_stream_sends_heartbeats_until_its_events_come(toy_store: Store) -> None:
+    embedder = GatedEmbedder()
+    models = Models(embedder, EchoChatModel(), lambda name: LexicalReranker(), {})
+    app = create_app(toy_store, toy_config(), models, heartbeat_s=1)
+    body = {"question": "chain stretch", "config": {"retrievers": ["vector"]}}
+    seen: list[str] = []  # event kinds, and "ping" for each heartbeat comment, in arrival order
+    with serving(app) as url, httpx.stream("POST", f"{url}/api/chat", json=body, timeout=WAIT_S) as r:
+        for line in r.iter_lines():
+            if line.startswith(":") and "ping" not in seen:
+                # the only search waits on its embedding, and the stream says it is alive
+                assert not embedder.gate.is_set()
+                embedder.gate.set()
+            if line.startswith(":"):
+                seen.append("ping")
+            elif line.startswith("event:"):
+                seen.append(line[6:].strip())
+    assert seen.index("ping") < seen.index("stage")
+    assert seen[0] == "query" and seen[-1] == "done"
