@@ -27,6 +27,7 @@ from clear_rag.eval import beir
 from clear_rag.eval import metrics as m
 from clear_rag.eval.golden import Question
 from clear_rag.eval.labels import Labels, labels_in
+from clear_rag.eval.loss import where_lost
 from clear_rag.eval.suite import Row, Suite
 from clear_rag.generate.cache import CachedChat, GenerationCache
 from clear_rag.generate.planner import Planner
@@ -235,6 +236,8 @@ def run_row(
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
         detail = score(final_ranking(trace.stages), question, labels.qrels.get(question.id), chunks, names)
+        if question.labels:
+            detail["lost"] = where_lost(trace, question.labels).to_dict()
         questions.append({**detail, "trace": trace.id})
         if progress is not None:
             progress(n + 1, len(labels.questions))

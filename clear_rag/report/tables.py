@@ -6,6 +6,9 @@ A page marks where a table goes:
     (rendered table, never edited by hand)
     <!-- /results -->
 
+``<!-- results: tech lost -->`` marks the table of where each row's answers were lost instead, read
+through the named DuckDB query ``lost`` (what ``clear-rag results show lost`` prints).
+
 ``render_page`` refills every marked block from ``results/<name>.json``; ``stale_blocks`` says which
 blocks differ from what the results render to, which is how CI catches a table edited by hand or
 left behind by a newer result file.
@@ -20,7 +23,9 @@ from typing import Any
 
 from clear_rag.errors import InputError
 
-BLOCK = re.compile(r"(<!-- results: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- results: (?P<name>[\w.-]+)(?: (?P<kind>lost))? -->\n)(?P<body>.*?)(<!-- /results -->)", re.S
+)
 
 
 def _p(value: float) -> str:
@@ -80,7 +85,29 @@ def _questions_note(result: dict[str, Any], names: list[str]) -> str:
     )
 
 
-def render(name: str, results_dir: Path) -> str:
+def lost_table(result: dict[str, Any], results_dir: Path) -> str:
+    """Per row, how many questions were found and where the others were lost (``clear_rag.eval.loss``),
+    from the named query ``lost``; the file's own rows, in its order."""
+    from clear_rag.results.queries import run_named
+
+    columns, rows = run_named("lost", results_dir)
+    mine = [row for row in rows if row[0] == result["file"]]
+    if not mine:
+        raise InputError(
+            "holds no loss verdicts",
+            path=str(results_dir / f"{result['file']}.json"),
+            fix=f"Run the suite again with this version (clear-rag ablate {result['suite']} --save-results)",
+        )
+    head = ["row", *columns[3:]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(v) for v in row[2:]) + " |" for row in mine]
+    models = sorted({v for row in result["rows"] for v in row.get("models", {}).values()})
+    source = f"`results/{result['file']}.json`"
+    note = f"models: {', '.join(models) or 'none'}; run {result['date'][:10]}; from {source}."
+    return "\n".join(lines) + "\n\n" + note + "\n"
+
+
+def render(name: str, results_dir: Path, kind: str | None = None) -> str:
     path = results_dir / f"{name}.json"
     if not path.is_file():
         raise InputError(
@@ -88,20 +115,25 @@ def render(name: str, results_dir: Path) -> str:
             path=str(path),
             fix="Write it with the command that produces it (e.g. clear-rag ablate NAME --save-results)",
         )
-    return suite_table(json.loads(path.read_text(encoding="utf-8")))
+    result = json.loads(path.read_text(encoding="utf-8"))
+    if kind == "lost":
+        return lost_table({**result, "file": name}, results_dir)
+    return suite_table(result)
 
 
 def render_page(text: str, results_dir: Path) -> str:
     """``text`` with every marked block refilled from its result file."""
-    return BLOCK.sub(lambda m: m.group(1) + render(m.group("name"), results_dir) + m.group(4), text)
+    return BLOCK.sub(
+        lambda m: m.group(1) + render(m.group("name"), results_dir, m.group("kind")) + m.group(5), text
+    )
 
 
 def stale_blocks(text: str, results_dir: Path) -> list[str]:
     """Names of the marked blocks whose content is not what their result file renders to."""
     return [
-        m.group("name")
+        m.group("name") + (f" {m.group('kind')}" if m.group("kind") else "")
         for m in BLOCK.finditer(text)
-        if m.group("body") != render(m.group("name"), results_dir)
+        if m.group("body") != render(m.group("name"), results_dir, m.group("kind"))
     ]
 
 

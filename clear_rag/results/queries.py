@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from clear_rag.errors import ResultsQueryError
+from clear_rag.eval.loss import VERDICTS
 
 # The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
 # MAP and a smaller one into a STRUCT (map_inference_threshold), so by_category / comparisons / metrics
@@ -33,7 +34,11 @@ _COMPARISON = (
     "STRUCT(against VARCHAR, difference DOUBLE, ci_low DOUBLE, ci_high DOUBLE, p_sign DOUBLE, "
     "up BIGINT, down BIGINT, ties BIGINT)"
 )
-_QUESTION = f"STRUCT(id VARCHAR, category VARCHAR, first_rank BIGINT, trace VARCHAR, metrics {_METRICS})"
+_LOSS = "STRUCT(verdict VARCHAR, stage VARCHAR)"  # where the answer was lost (clear_rag.eval.loss)
+_QUESTION = (
+    "STRUCT(id VARCHAR, category VARCHAR, first_rank BIGINT, trace VARCHAR, "
+    f"metrics {_METRICS}, lost {_LOSS})"
+)
 _ROW = (
     "STRUCT(name VARCHAR, config JSON, config_hash VARCHAR, models MAP(VARCHAR, VARCHAR), date TIMESTAMPTZ, "
     f"metrics {_METRICS}, by_category MAP(VARCHAR, {_METRICS}), seconds_per_question DOUBLE, "
@@ -112,15 +117,17 @@ FROM result_rows() ORDER BY file, position"""
 
 @_view
 def questions(metrics: MetricNames) -> str:
-    """One row per (file, row, question): category, first covering rank, trace id, the file's headline
-    metric, each per-question metric (NULL where a question has none: a span metric of a BEIR query
-    without span labels)."""
+    """One row per (file, row, question): category, first covering rank, trace id, where the answer was
+    lost (``verdict``, the ``lost_stage`` it names; NULL for a question without span labels or a file
+    from before verdicts), the file's headline metric, each per-question metric (NULL where a question
+    has none: a span metric of a BEIR query without span labels)."""
     return f"""
-SELECT file, suite, row, question, category, first_rank, trace, m[headline] AS headline
+SELECT file, suite, row, question, category, first_rank, trace, verdict, lost_stage, m[headline] AS headline
     {_columns("m", metrics.per_question)}
 FROM (
     SELECT file, suite, headline, r.name AS row, position, q.n, q.q.id AS question, q.q.category AS category,
-        q.q.first_rank AS first_rank, q.q.trace AS trace, q.q.metrics AS m
+        q.q.first_rank AS first_rank, q.q.trace AS trace, q.q.metrics AS m, q.q.lost.verdict AS verdict,
+        q.q.lost.stage AS lost_stage
     FROM result_rows(), unnest(r.questions) WITH ORDINALITY AS q(q, n)
 ) ORDER BY file, position, n"""
 
@@ -178,6 +185,21 @@ def missed_by_all() -> str:
     return """
 SELECT file, suite, question, any_value(category) AS category, count(*) AS rows_tried FROM questions
 GROUP BY file, suite, question HAVING max(headline) = 0 ORDER BY file, question"""
+
+
+@_query
+def lost() -> str:
+    """Per (file, row), how many questions were lost at each stage: ``found``, ``cut by the token
+    budget``, ``lost in rerank``, ``lost in fusion``, ``retrieved too low``, ``never retrieved``
+    (questions with span labels only)."""
+    columns = ",\n    ".join(
+        f"count(*) FILTER (WHERE verdict = {_literal(v)}) AS {_identifier(v)}" for v in VERDICTS
+    )
+    return f"""
+SELECT file, suite, row, count(*) AS questions,
+    {columns}
+FROM questions JOIN rows USING (file, suite, row) WHERE verdict IS NOT NULL
+GROUP BY file, suite, row, position ORDER BY file, position"""
 
 
 def _macros(results_dir: Path) -> list[str]:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from clear_rag.cli import app
 from clear_rag.eval import runner as ablate
 from clear_rag.eval.golden import LabelError
+from clear_rag.eval.loss import VERDICTS
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
@@ -57,6 +58,24 @@ def test_rows_metrics_and_comparisons(project: Path) -> None:
     assert result["metric_names"] == ["recall@5", "recall@10", "mrr@10", "ndcg@10"]
     assert result["headline"] == "ndcg@10" and result["skipped"] == []
     assert result["metric_questions"] == {name: 3 for name in result["metric_names"]}
+
+
+def test_every_question_with_span_labels_carries_where_its_answer_was_lost(project: Path) -> None:
+    suite = load_suite("toy.yaml")
+    result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
+    for row in result["rows"]:
+        top_k = row["config"]["top_k"]
+        for question in row["questions"]:
+            lost = question["lost"]
+            assert lost["verdict"] in VERDICTS
+            # the verdict agrees with the final ranking's first covering rank
+            rank = question["first_rank"]
+            if lost["verdict"] == "never retrieved":
+                assert rank is None
+            if rank is not None and rank <= top_k and lost["verdict"] != "cut by the token budget":
+                assert lost["verdict"] == "found", (row["name"], question["id"], lost)
+            if lost["verdict"] == "found":
+                assert rank is not None and rank <= top_k
 
 
 def test_a_rerank_row_runs_on_the_fake_and_reranks_the_fused_shortlist(project: Path) -> None:

@@ -103,3 +103,30 @@ def test_a_table_says_which_questions_each_metric_covers_and_which_rows_did_not_
     assert "ndcg@10 over 188 of the 300 questions; doc ndcg@10 over 300 of the 300 questions" in table
     assert "Not run: rerank (no cross-encoder here)" in table
     assert "| better | 0.7500 | 0.8000 |" in table
+
+
+def test_a_loss_block_counts_each_rows_verdicts_through_the_named_query(tmp_path: Path) -> None:
+    def question(qid: str, verdict: str) -> dict[str, object]:
+        return {"id": qid, "category": "c", "metrics": {"ndcg@10": 0.0}, "lost": {"verdict": verdict}}
+
+    verdicts = {
+        "base": ["found", "lost in fusion", "never retrieved"],
+        "better": ["found", "found", "cut by the token budget"],
+    }
+    result = json.loads(json.dumps(RESULT))
+    for row in result["rows"]:
+        row["questions"] = [question(f"q{n}", v) for n, v in enumerate(verdicts[row["name"]])]
+    (tmp_path / "toy.json").write_text(json.dumps(result), encoding="utf-8")
+    page = render_page("<!-- results: toy lost -->\n<!-- /results -->\n", tmp_path)
+    header = "| row | questions | found | cut by the token budget | lost in rerank | lost in fusion | "
+    assert header + "retrieved too low | never retrieved |" in page
+    assert "| base | 3 | 1 | 0 | 0 | 1 | 0 | 1 |" in page
+    assert "| better | 3 | 2 | 1 | 0 | 0 | 0 | 0 |" in page
+    assert stale_blocks(page, tmp_path) == []
+    edited = page.replace("| better | 3 | 2 |", "| better | 3 | 3 |")
+    assert stale_blocks(edited, tmp_path) == ["toy lost"]
+
+
+def test_a_loss_block_over_a_file_without_verdicts_says_to_run_it_again(results: Path) -> None:
+    with pytest.raises(InputError, match="holds no loss verdicts"):
+        render_page("<!-- results: toy lost -->\n<!-- /results -->\n", results)

@@ -22,8 +22,11 @@ runner = CliRunner()
 def _question(qid: str, category: str, first_rank: int | None, ndcg: float) -> dict[str, Any]:
     recall = 0.0 if first_rank is None else 1.0
     metrics = {"recall@5": recall, "recall@10": recall, "mrr@10": ndcg, "ndcg@10": ndcg}
+    lost = (
+        {"verdict": "found", "stage": None} if first_rank else {"verdict": "never retrieved", "stage": None}
+    )
     return {"id": qid, "category": category, "first_rank": first_rank, "covered": [], "labels": 1,
-            "retrieved": ["d#0001"], "metrics": metrics, "trace": f"t-{qid}"}  # fmt: skip
+            "retrieved": ["d#0001"], "metrics": metrics, "trace": f"t-{qid}", "lost": lost}  # fmt: skip
 
 
 def _comparison(against: str, difference: float, low: float, high: float) -> dict[str, Any]:
@@ -177,7 +180,7 @@ def test_comparisons_name_the_kind_and_the_row_compared_with(results: Path) -> N
 
 
 def test_named_queries(results: Path) -> None:
-    assert set(QUERIES) == {"best_rows", "significant", "missed_by_all"}
+    assert set(QUERIES) == {"best_rows", "significant", "missed_by_all", "lost"}
     assert run_named("best_rows", results)[1] == [
         ("beir-toy", "beir-toy", "dense", "h-dense", "minilm", "doc ndcg@10", 0.7),
         ("mini", "mini", "hybrid", "h-hybrid", "hash", "ndcg@10", 0.6),
@@ -192,6 +195,27 @@ def test_named_queries(results: Path) -> None:
         ("mini", "mini", "q3", "paraphrase", 2),
         ("mini-fake", "mini", "q3", "paraphrase", 2),
     ]
+
+
+def test_lost_counts_each_rows_questions_by_where_they_were_lost(results: Path) -> None:
+    columns, found = run_named("lost", results)
+    assert columns[:5] == ["file", "suite", "row", "questions", "found"]
+    assert columns[-1] == "never retrieved"
+    at = {(f, row): dict(zip(columns[3:], counts, strict=True)) for f, _, row, *counts in found}
+    # a BEIR file without span labels has no verdicts, so no row here
+    assert sorted(at) == [
+        ("mini", "bm25"),
+        ("mini", "hybrid"),
+        ("mini-fake", "bm25"),
+        ("mini-fake", "hybrid"),
+    ]
+    assert at[("mini", "bm25")] == {**dict.fromkeys(columns[3:], 0), "questions": 3, "found": 1,
+                                           "never retrieved": 2}  # fmt: skip
+    assert at[("mini", "hybrid")]["found"] == 2 and at[("mini", "hybrid")]["never retrieved"] == 1
+    questions = run_sql(
+        "SELECT question, verdict FROM questions WHERE file = 'mini' AND row = 'hybrid'", results
+    )
+    assert questions[1] == [("q1", "found"), ("q2", "found"), ("q3", "never retrieved")]
 
 
 def test_a_large_metrics_object_reads_like_a_small_one(results: Path) -> None:
