@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, get_args
@@ -32,9 +32,10 @@ from starlette.staticfiles import StaticFiles
 from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, StoreError
-from clear_rag.generate.planner import stage_event
 from clear_rag.store.sqlite import Store
 from clear_rag.types import Trace
+from clear_rag.web.replay import replay_events
+from clear_rag.web.results import ResultsApi
 from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest, Models, Runner
 
 STATIC = Path(__file__).parent / "static"
@@ -43,10 +44,16 @@ HEARTBEAT_S = 15  # a comment line this often keeps proxies and the browser from
 
 
 def create_app(
-    store: Store, base: PipelineConfig, models: Models, *, heartbeat_s: float = HEARTBEAT_S
+    store: Store,
+    base: PipelineConfig,
+    models: Models,
+    *,
+    heartbeat_s: float = HEARTBEAT_S,
+    results_dir: Path = Path("results"),
 ) -> Starlette:
     """The app over an open ``store``, answering with ``models`` under the settings ``base``; a
-    stream with nothing to say sends a heartbeat comment every ``heartbeat_s`` seconds."""
+    stream with nothing to say sends a heartbeat comment every ``heartbeat_s`` seconds. The Results
+    API reads the result files in ``results_dir``."""
     runner = Runner(store, base, models)
 
     @asynccontextmanager
@@ -111,12 +118,16 @@ def create_app(
         Route("/api/traces", traces),
         Route("/api/traces/{trace_id}", trace),
         Route("/api/config", config),
+        *ResultsApi(results_dir).routes(),
         Mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static"),
     ]
 
     async def no_route(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
-        endpoints = "GET /, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config"
+        endpoints = (
+            "GET /, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config, "
+            "/api/results[/FILE[/pinned/ROW | /moves | /trace/ROW/ID]]"
+        )
         return _error(
             status, f"{request.method} {request.url.path}: no such endpoint here. The API is {endpoints}"
         )
@@ -175,47 +186,6 @@ def _trace_json(trace: Trace) -> dict[str, Any]:
     from clear_rag.trace import to_dict
 
     return to_dict(trace)
-
-
-def replay_events(trace: Trace) -> list[dict[str, Any]]:
-    """The events a live question sent, rebuilt from its stored trace: what the page replays.
-
-    The context's passages are not stored apart from the context text, so the ``context`` event of a
-    replay carries the text, its token count and the chunks packed (the ``context`` stage); the
-    answer arrives as one ``token`` event.
-    """
-    searched = trace.phrasings[0] if trace.phrasings else trace.query
-    events: list[dict[str, Any]] = [
-        {
-            "event": "query",
-            "data": {
-                "question": trace.query,
-                "searched": searched,
-                "phrasings": list(trace.phrasings[1:]),
-                "steps": trace.steps,
-            },
-        }
-    ]
-    events += [{"event": "stage", "data": stage_event(stage)} for stage in trace.stages]
-    packed = next((stage for stage in trace.stages if stage.name == "context"), None)
-    detail: Mapping[str, Any] = packed.detail if packed is not None else {}
-    events.append(
-        {
-            "event": "context",
-            "data": {
-                "text": trace.context,
-                "tokens": detail.get("tokens", 0),
-                "budget_tokens": detail.get("budget_tokens", 0),
-                "chunk_ids": [c.chunk_id for c in packed.candidates] if packed is not None else [],
-            },
-        }
-    )
-    if trace.answer:
-        events.append({"event": "token", "data": {"text": trace.answer}})
-        citations = [dataclasses.asdict(c) for c in trace.citations]
-        events.append({"event": "citations", "data": {"citations": citations}})
-    events.append({"event": "done", "data": {"trace_id": trace.id, "replayed": True}})
-    return events
 
 
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:

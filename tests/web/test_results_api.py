@@ -1,0 +1,203 @@
+"""The Results API over HTTP on a real server: a hand-made result file, and a toy suite run for real on the
+fakes so its stores and traces exist; file names only, and every error JSON while the server serves on."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clear_rag.eval.loss import VERDICTS
+from clear_rag.eval.runner import run_suite
+from clear_rag.eval.suite import load_suite
+from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
+from clear_rag.results.document import comparisons
+from clear_rag.results.files import write_result
+from clear_rag.results.pinned import against_pinned
+from clear_rag.store import Store
+from clear_rag.web.app import create_app
+from clear_rag.web.runner import Models
+from clear_rag.web.serving import serving
+from tests.conftest import toy_config
+from tests.toy import CORPUS, GOLDEN, suite_yaml
+
+SUITE = suite_yaml("toy", "{name: bm25, set: {retrievers: [keyword]}}", "{name: hybrid}")
+
+
+def _question(qid: str, ndcg: float, rank: int | None, verdict: str) -> dict[str, Any]:
+    return {"id": qid, "category": "factual", "first_rank": rank, "metrics": {"ndcg@10": ndcg},
+            "trace": f"t-{qid}", "lost": {"verdict": verdict, "stage": None, "ranks": {}}}  # fmt: skip
+
+
+def _mini() -> dict[str, Any]:
+    """Two rows over three questions: bm25 has q1 lower (rank 2 against 1) and q2 found where hybrid
+    never retrieved it."""
+    rows = [
+        {"name": "hybrid", "config": {"top_k": 10, "chunking": {"size": 96}}, "config_hash": "h1",
+         "models": {"embedder": "hash"}, "date": "2026-01-02T00:00:00+00:00", "store": "gone",
+         "metrics": {"ndcg@10": 1 / 3}, "by_category": {"factual": {"ndcg@10": 1 / 3}},
+         "questions": [_question("q1", 1.0, 1, "found"), _question("q2", 0.0, None, "never retrieved"),
+                       _question("q3", 0.0, None, "never retrieved")]},
+        {"name": "bm25", "config": {"top_k": 10, "chunking": {"size": 192}}, "config_hash": "h2",
+         "models": {}, "date": "2026-01-02T00:00:00+00:00", "store": "gone",
+         "metrics": {"ndcg@10": (1 / 2 + 1) / 3}, "by_category": {"factual": {"ndcg@10": 0.5}},
+         "questions": [_question("q1", 1 / 2, 2, "found"), _question("q2", 1.0, 1, "found"),
+                       _question("q3", 0.0, None, "never retrieved")]},
+    ]  # fmt: skip
+    comparisons(rows, "hybrid")
+    return {"suite": "mini", "date": "2026-01-02T00:00:00+00:00", "embedder": "hash", "baseline": "hybrid",
+            "headline": "ndcg@10", "metric_names": ["ndcg@10"], "skipped": [], "rows": rows}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A toy project whose suite ran for real (results/toy.json, stores under stores/), beside mini.json."""
+    root = tmp_path_factory.mktemp("project")
+    for name, text in CORPUS.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
+    (root / "toy.yaml").write_text(SUITE, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        result = run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=root / "stores")
+    write_result(root / "results" / "toy.json", result)
+    write_result(root / "results" / "mini.json", _mini())
+    return root
+
+
+@pytest.fixture(scope="module")
+def base(project: Path) -> Iterator[str]:
+    models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
+    with Store(project / "s", root=project) as store:
+        app = create_app(store, toy_config(), models, results_dir=project / "results")
+        with serving(app) as url:
+            yield url
+
+
+def get(url: str, status: int = 200) -> Any:
+    response = httpx.get(url, timeout=60)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    return response.json()
+
+
+def error(url: str, status: int) -> str:
+    message = get(url, status)["error"]
+    assert isinstance(message, str) and "\n" not in message
+    return message
+
+
+def test_the_files_are_listed_with_their_rows_metrics_models_and_losses(base: str, project: Path) -> None:
+    files = {f["file"]: f for f in get(f"{base}/api/results")["files"]}
+    assert list(files) == ["mini", "toy"]
+    mini = files["mini"]
+    assert (mini["suite"], mini["headline"], mini["baseline"]) == ("mini", "ndcg@10", "hybrid")
+    assert mini["date"] == "2026-01-02T00:00:00+00:00"
+    hybrid, bm25 = mini["rows"]
+    assert (hybrid["name"], hybrid["config_hash"], hybrid["models"]) == ("hybrid", "h1", {"embedder": "hash"})
+    assert bm25["metrics"] == {"ndcg@10": pytest.approx((1 / 2 + 1) / 3)}
+    assert hybrid["lost"] == {**dict.fromkeys(VERDICTS, 0), "found": 1, "never retrieved": 2}
+    for row in files["toy"]["rows"]:
+        assert sum(row["lost"].values()) == row["questions"] == 3
+        assert set(row["metrics"]) == {"recall@5", "recall@10", "mrr@10", "ndcg@10"}
+
+
+def test_a_file_is_its_document_by_name_only(base: str, project: Path) -> None:
+    assert get(f"{base}/api/results/mini") == _mini()
+    assert get(f"{base}/api/results/mini.json") == _mini()
+    assert "The files are: mini, toy" in error(f"{base}/api/results/tech", 404)
+    for name in ("%2E%2E", "a..b", ".hidden", "..%5Cmini"):
+        assert "not a result file name" in error(f"{base}/api/results/{name}", 400)
+    # a slash never reaches a handler: no route has a path for a file name
+    assert "no such endpoint" in error(f"{base}/api/results/..%2F..%2Fetc%2Fpasswd", 404)
+
+
+def test_a_pinned_row_reads_every_other_row_against_it(base: str) -> None:
+    read = get(f"{base}/api/results/mini/pinned/hybrid")
+    assert read["rows"] == json.loads(json.dumps(against_pinned(_mini(), "hybrid")))
+    (bm25,) = read["rows"]
+    assert bm25["config_diff"] == {"chunking.size": [96, 192]}
+    assert bm25["comparisons"]["ndcg@10"]["difference"] == round((1 / 2 - 1 + 1 - 0 + 0) / 3, 6)
+    message = error(f"{base}/api/results/mini/pinned/hybird", 404)
+    assert message.startswith("mini.json: row='hybird': no row has this name") and "'hybrid'?" in message
+
+
+def test_the_questions_behind_a_cell(base: str) -> None:
+    found = get(f"{base}/api/results/mini/moves?pinned=hybrid&row=bm25&metric=ndcg@10")
+    assert (found["up"], found["down"]) == (1, 1)
+    up, down = found["moves"]
+    assert (up["id"], up["direction"], up["pinned"]["verdict"], up["row"]["verdict"]) == (
+        "q2", "up", "never retrieved", "found"
+    )  # fmt: skip
+    assert (down["id"], down["pinned"]["first_rank"], down["row"]["first_rank"]) == ("q1", 1, 2)
+    assert "'metric' is missing" in error(f"{base}/api/results/mini/moves?pinned=hybrid&row=bm25", 400)
+    unknown = error(f"{base}/api/results/mini/moves?pinned=hybrid&row=bm25&metric=mrr", 404)
+    assert unknown.startswith("mini.json: metric='mrr': is not a metric of this file. Use one of: ndcg@10")
+
+
+def test_a_stored_trace_with_its_replayed_events_and_covering_chunks(base: str, project: Path) -> None:
+    document = json.loads((project / "results" / "toy.json").read_text(encoding="utf-8"))
+    row = document["rows"][0]
+    question = next(q for q in row["questions"] if q["first_rank"] is not None)
+    shown = get(f"{base}/api/results/toy/trace/{row['name']}/{question['trace']}")
+    assert shown["trace"]["id"] == question["trace"]
+    assert shown["question"]["id"] == question["id"] and shown["question"]["lost"] == question["lost"]
+    assert (
+        shown["events"][0]["event"] == "query"
+        and shown["events"][-1]["data"]["trace_id"] == question["trace"]
+    )
+    stages = {s["name"]: s for s in shown["trace"]["stages"]}
+    for stage, rank in question["lost"]["ranks"].items():
+        if rank is not None:
+            assert shown["covering"][stage] == stages[stage]["candidates"][rank - 1]["chunk_id"]
+    assert shown["covering"], "a question with a covering rank marks its chunk"
+    other = document["rows"][1]["questions"][0]["trace"]
+    assert "has no question whose trace is" in error(f"{base}/api/results/toy/trace/bm25/{other}", 404)
+
+
+def test_a_missing_store_says_so_and_gives_the_commands_and_the_server_serves_on(
+    base: str, project: Path
+) -> None:
+    moved = copy.deepcopy(json.loads((project / "results" / "toy.json").read_text(encoding="utf-8")))
+    moved["rows"][0]["store"] = str(project / "gone")
+    write_result(project / "results" / "moved.json", moved)
+    (project / "results" / "broken.json").write_text("{", encoding="utf-8")
+    shapeless = {
+        "suite": "x",
+        "metric_names": ["ndcg@10"],
+        "rows": [{"name": "a", "config": {}}, {"name": "b"}],
+    }
+    write_result(project / "results" / "shapeless.json", shapeless)
+    try:
+        trace = moved["rows"][0]["questions"][0]["trace"]
+        message = error(f"{base}/api/results/moved/trace/bm25/{trace}", 404)
+        assert f"trace {trace!r} is not here" in message and "holds no store" in message
+        assert (
+            "`clear-rag ablate toy --save-results`" in message
+            and "`clear-rag ablate toy --replay`" in message
+        )
+        assert "cannot be read as JSON" in error(f"{base}/api/results/broken", 422)
+        assert "DuckDB cannot read the result files" in error(f"{base}/api/results", 422)
+        message = error(f"{base}/api/results/shapeless/pinned/a", 422)
+        assert "not in the shape of a result file (KeyError: 'config')" in message
+    finally:
+        (project / "results" / "shapeless.json").unlink()
+        (project / "results" / "broken.json").unlink()
+        (project / "results" / "moved.json").unlink()
+    assert [f["file"] for f in get(f"{base}/api/results")["files"]] == ["mini", "toy"]
+
+
+def test_no_result_files_is_an_empty_list(tmp_path: Path) -> None:
+    models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
+    with (
+        Store(tmp_path / "s", root=tmp_path) as store,
+        serving(create_app(store, toy_config(), models, results_dir=tmp_path / "none")) as url,
+    ):
+        assert get(f"{url}/api/results") == {"files": []}
+        assert "no such result file" in error(f"{url}/api/results/tech", 404)
