@@ -14,7 +14,6 @@ be done silently.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import math
@@ -26,7 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from clear_rag.errors import ConfigError
+from clear_rag.errors import ConfigError, did_you_mean
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
@@ -281,8 +280,7 @@ def _config_error(err: ValidationError, data: Mapping[str, Any], source: str) ->
     if problem["type"] == "extra_forbidden":
         owner: type[BaseModel] = ChunkingConfig if key.startswith("chunking.") else PipelineConfig
         known = list(owner.model_fields)
-        close = difflib.get_close_matches(loc[-1], known, n=1)
-        hint = f"Did you mean {close[0]!r}? " if close else ""
+        hint = did_you_mean(str(loc[-1]), known)
         return ConfigError(
             "is not a setting", path=source, field=key, fix=f"{hint}Known keys: {', '.join(known)}"
         )

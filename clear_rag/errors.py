@@ -6,7 +6,17 @@ This module imports nothing of the project.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 _UNSET = object()
+
+
+def did_you_mean(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``"Did you mean 'set'? "`` for the known name closest to ``name``, or nothing if none is close:
+    the hint every unknown key, row or setting gets."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    return f"Did you mean {close[0]!r}? " if close else ""
 
 
 class ClearRagError(Exception):

@@ -15,7 +15,6 @@ known key it is closest to, for the strict schemas of suites and golden sets.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,7 +28,7 @@ from yaml.nodes import CollectionNode, MappingNode, Node
 from yaml.reader import ReaderError
 from yaml.resolver import Resolver
 
-from clear_rag.errors import ClearRagError, ConfigError
+from clear_rag.errors import ClearRagError, ConfigError, did_you_mean
 
 MAX_BYTES = 4 * 2**20  # golden/tech.yaml, the largest file of the project, is about 20 KB
 MAX_ALIASES = 50
@@ -259,9 +258,3 @@ def unknown_keys(data: Mapping[Any, Any], known: Iterable[str]) -> list[str]:
     """The keys of ``data`` that are not ``known``, as text, in a stable order."""
     allowed = set(known)
     return sorted(str(key) for key in data if key not in allowed)
-
-
-def did_you_mean(key: str, known: Iterable[str]) -> str:
-    """``"Did you mean 'set'? "`` for the known key closest to ``key``, or nothing if none is close."""
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f"Did you mean {close[0]!r}? " if close else ""

@@ -7,7 +7,7 @@ import pytest
 
 from clear_rag import yamlfile
 from clear_rag.config import ChunkingConfig, PipelineConfig
-from clear_rag.errors import ConfigError
+from clear_rag.errors import ConfigError, did_you_mean
 
 
 def test_hash_is_stable_and_changes_with_any_setting() -> None:
@@ -252,8 +252,8 @@ def test_yaml_loads_what_safe_load_does(tmp_path: Path) -> None:
 
 def test_unknown_keys_and_the_closest_known_one() -> None:
     assert yamlfile.unknown_keys({"set": 1, "sett": 2, 3: 4}, ("name", "set")) == ["3", "sett"]
-    assert yamlfile.did_you_mean("sett", ("name", "set")) == "Did you mean 'set'? "
-    assert yamlfile.did_you_mean("zzz", ("name", "set")) == ""
+    assert did_you_mean("sett", ("name", "set")) == "Did you mean 'set'? "
+    assert did_you_mean("zzz", ("name", "set")) == ""
 
 
 def test_a_document_of_too_many_values_is_refused_while_it_is_composed(

@@ -12,11 +12,10 @@ rows), so pinning the baseline reproduces the file's baseline comparisons to the
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from clear_rag.errors import InputError
+from clear_rag.errors import InputError, did_you_mean
 from clear_rag.eval.significance import compare
 
 Row = Mapping[str, Any]
@@ -58,8 +57,7 @@ def find_row(document: Mapping[str, Any], name: str, *, source: str | None = Non
             f"the row was skipped ({skipped[name]})", path=where, field="row", value=name,
             fix="Pin a measured row: " + ", ".join(repr(n) for n in names),
         )  # fmt: skip
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.4)
-    hint = f"Did you mean {close[0]!r}? " if close else ""
+    hint = did_you_mean(name, names, cutoff=0.4)
     raise InputError(
         "no row has this name", path=where, field="row", value=name,
         fix=f"{hint}The rows are: " + ", ".join(repr(n) for n in names),
