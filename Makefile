@@ -52,9 +52,10 @@ typecheck: $(VENV)/.dev-installed
 pytest: $(VENV)/.dev-installed chromium
 	$(BIN)/pytest -q
 
-# The README's screenshots of the chat and the rank-flow, taken by the browser tests into site/img/.
+# The README's screenshots of the chat, the rank-flow and the Results view, taken by the browser tests
+# into site/img/.
 screenshots: $(VENV)/.dev-installed chromium
-	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py
+	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_results_page.py
 
 # The browser tests (tests/web/test_page.py) drive Debian's Chromium through Playwright for Python,
 # launched by path: `playwright install` is never run, since it downloads a browser build of its

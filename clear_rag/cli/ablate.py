@@ -182,13 +182,13 @@ def _replay(suite: Suite, target: Path, root: Path) -> None:
         (row["name"], q["id"])
         for row in result["rows"]
         for q in row["questions"]
-        if replayed[row["name"]][q["id"]] != q["metrics"]
+        if replayed[row["name"]][q["id"]] != runner.replayable(q)
     ]
     count = sum(len(r["questions"]) for r in result["rows"])
     if differ:
         typer.echo(f"{len(differ)} of {count} question results differ when replayed, e.g. {differ[:3]}")
         raise typer.Exit(1)
-    typer.echo(f"replayed {count} question results from stored traces: all metrics identical")
+    typer.echo(f"replayed {count} question results from stored traces: all metrics and verdicts identical")
 
 
 def table(result: dict[str, Any]) -> str:

@@ -41,7 +41,7 @@ from clear_rag.retrieve.pipeline import final_ranking
 from clear_rag.retrieve.stages import ChunkRef
 from clear_rag.session import open_pipeline, sync_indexes
 from clear_rag.store.sqlite import DB_NAME, Store
-from clear_rag.types import Candidate
+from clear_rag.types import Candidate, Trace
 
 COMMITTED = Path("results")  # the result files the README renders, and their generations
 STORES = "ablate"  # the suites' stores live under the store directory (.clear-rag/ablate by default)
@@ -178,6 +178,29 @@ def score(
     return detail
 
 
+def judged(
+    trace: Trace,
+    question: Question,
+    labels: Labels,
+    chunks: Mapping[str, Sequence[ChunkRef]],
+    names: Sequence[str],
+) -> dict[str, Any]:
+    """What a trace says of one question: its metrics and what decided them (``score``), and, with span
+    labels, where its answer was lost. ``run_row`` records it; ``replay`` recomputes it."""
+    detail = score(final_ranking(trace.stages), question, labels.qrels.get(question.id), chunks, names)
+    if question.labels:
+        detail["lost"] = where_lost(trace, question.labels).to_dict()
+    return detail
+
+
+REPLAYED = ("metrics", "lost")  # what a replay recomputes of a question and compares with the file
+
+
+def replayable(question: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a recorded question that a replay from its trace must give again."""
+    return {key: question[key] for key in REPLAYED if key in question}
+
+
 def aggregate(questions: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, float]:
     """Each metric's mean over the questions that have it (a span metric over those with span labels)."""
     means = {}
@@ -235,10 +258,7 @@ def run_row(
         seconds.append(time.perf_counter() - started)
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
-        detail = score(final_ranking(trace.stages), question, labels.qrels.get(question.id), chunks, names)
-        if question.labels:
-            detail["lost"] = where_lost(trace, question.labels).to_dict()
-        questions.append({**detail, "trace": trace.id})
+        questions.append({**judged(trace, question, labels, chunks, names), "trace": trace.id})
         if progress is not None:
             progress(n + 1, len(labels.questions))
     return {
@@ -304,11 +324,13 @@ def run_suite(
             store.close()
 
 
-def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """Every row's per-question metrics recomputed from its stored traces, with no model at all."""
+def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every row's per-question results recomputed from its stored traces, with no model at all: the
+    metrics, and where the answer was lost for a question with span labels, as ``run_row`` records
+    them (``{"metrics": {...}, "lost": {...}}``)."""
     names = document["metric_names"]
     chunkings = {r.name: r.config.chunking for r in suite.rows}
-    replayed: dict[str, dict[str, dict[str, float]]] = {}
+    replayed: dict[str, dict[str, dict[str, Any]]] = {}
     # each store opened, and its labels resolved, once for all the rows of its chunking
     for chunking in dict.fromkeys(chunkings[row["name"]] for row in document["rows"]):
         with Store(store_dir(suite, chunking, root)) as store:
@@ -319,13 +341,9 @@ def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, d
                 if chunkings[row["name"]] != chunking:
                     continue
                 replayed[row["name"]] = {
-                    q["id"]: score(
-                        final_ranking(store.load_trace(q["trace"]).stages),
-                        questions[q["id"]],
-                        labels.qrels.get(q["id"]),
-                        chunks,
-                        names,
-                    )["metrics"]
+                    q["id"]: replayable(
+                        judged(store.load_trace(q["trace"]), questions[q["id"]], labels, chunks, names)
+                    )
                     for q in row["questions"]
                 }
     return replayed

@@ -111,8 +111,15 @@ def create_app(
             return _error(404, f"{index}: the page is missing from this installation. Reinstall clear-rag")
         return FileResponse(index)
 
+    async def results_page(request: Request) -> Response:
+        view = STATIC / "results.html"
+        if not view.is_file():
+            return _error(404, f"{view}: the Results view is missing from this installation. Reinstall")
+        return FileResponse(view)
+
     routes = [
         Route("/", page),
+        Route("/results", results_page),
         Route("/api/chat", chat, methods=["POST"]),
         Route("/api/documents/{doc_id:path}", document),
         Route("/api/traces", traces),
@@ -125,7 +132,7 @@ def create_app(
     async def no_route(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
         endpoints = (
-            "GET /, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config, "
+            "GET /, /results, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config, "
             "/api/results[/FILE[/pinned/ROW | /moves | /trace/ROW/ID]]"
         )
         return _error(

@@ -110,7 +110,8 @@ def test_replay_from_stored_traces_equals_the_live_run(project: Path) -> None:
     result = ablate.run_suite(suite, embedder=HashEmbedder(dim=64), root=project / "stores")
     replayed = ablate.replay(result, suite, root=project / "stores")
     for row in result["rows"]:
-        assert {q["id"]: q["metrics"] for q in row["questions"]} == replayed[row["name"]]
+        recorded = {q["id"]: {"metrics": q["metrics"], "lost": q["lost"]} for q in row["questions"]}
+        assert recorded == replayed[row["name"]]
 
 
 def test_two_runs_give_identical_metrics(project: Path) -> None:
@@ -126,7 +127,7 @@ def test_two_runs_give_identical_metrics(project: Path) -> None:
     assert outputs[0] == outputs[1]
     replay = runner.invoke(app, ["ablate", "toy.yaml", "--replay", "--results-dir", "two"])
     assert replay.exit_code == 0, replay.output
-    assert "all metrics identical" in replay.output
+    assert "all metrics and verdicts identical" in replay.output
 
 
 def test_rechunking_at_another_size_keeps_labels_valid(project: Path) -> None:
@@ -201,7 +202,7 @@ def test_replay_where_nothing_has_run_says_so_and_creates_nothing(project: Path)
     assert "Run `clear-rag ablate toy` (or `make run`) first, then replay" in cloned.output
     assert not (project / ".clear-rag").exists()  # no empty database left behind
     replayed = runner.invoke(app, ["ablate", "toy.yaml", "--replay", "--store", "elsewhere"])
-    assert replayed.exit_code == 0 and "all metrics identical" in replayed.output
+    assert replayed.exit_code == 0 and "all metrics and verdicts identical" in replayed.output
 
 
 def test_another_golden_set_against_the_suites_rows(project: Path) -> None:

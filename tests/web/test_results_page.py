@@ -1,0 +1,254 @@
+"""The Results view in a real browser: Debian's headless Chromium driven by Playwright, against the real
+app reading a toy suite run for real on the fakes (so its stores and traces exist), beside a hand-made
+file whose stores are gone.
+
+What a person would check by hand: with the baseline pinned, a row's difference and its interval are
+the API's; the questions behind that cell include one whose first covering rank differs; its trace
+diff draws both rank flows with the covering chunk marked; every row has its loss breakdown; a missing
+trace says how to get it back. The picture of the view in site/img/ is taken here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clear_rag.eval.runner import run_suite
+from clear_rag.eval.suite import load_suite
+from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
+from clear_rag.results.files import write_result
+from clear_rag.store import Store
+from clear_rag.web.app import create_app
+from clear_rag.web.runner import Models
+from clear_rag.web.serving import serving
+from tests.conftest import toy_config
+from tests.toy import CORPUS, GOLDEN, suite_yaml
+from tests.web.test_results_api import _mini
+
+REPO_RESULTS = Path(__file__).resolve().parents[2] / "results"
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is in the dev extra: pip install -e '.[dev]'"
+)
+
+SHOTS_ENV = "CLEAR_RAG_SCREENSHOTS"  # as in test_page.py: site/img/ under `make screenshots`
+WAIT_MS = 30_000
+SUITE = suite_yaml(
+    "toy",
+    "{name: dense, set: {retrievers: [vector]}}",
+    "{name: bm25, set: {retrievers: [keyword]}}",
+    "{name: hybrid}",
+    "{name: hybrid + rerank, set: {rerank: true, reranker: lexical}}",
+)
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ[SHOTS_ENV]) if os.environ.get(SHOTS_ENV) else tmp_path / "img"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app over results/toy.json (the toy suite, run for real) and results/mini.json (stores gone)."""
+    root = tmp_path_factory.mktemp("results-page")
+    for name, text in CORPUS.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
+    (root / "toy.yaml").write_text(SUITE, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        result = run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=root / "stores")
+    write_result(root / "results" / "toy.json", result)
+    write_result(root / "results" / "mini.json", _mini())
+    # the committed tech suite as published (its stores are not here, its figures are)
+    (root / "results" / "tech.json").write_bytes((REPO_RESULTS / "tech.json").read_bytes())
+    models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
+    with Store(root / "s", root=root) as store:
+        app = create_app(store, toy_config(), models, results_dir=root / "results")
+        with serving(app) as url:
+            yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(WAIT_MS)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert not errors, f"the page threw: {errors}"
+
+
+def api(url: str) -> Any:
+    response = httpx.get(url, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def open_file(page: Any, base: str, file: str) -> None:
+    """The view on ``file``, once its rows are pinned against the baseline."""
+    page.goto(f"{base}/results#file={file}")
+    baseline = api(f"{base}/api/results/{file}")["baseline"]
+    sync_api.expect(page.locator("#results-view")).to_have_attribute("data-file", file)
+    sync_api.expect(page.locator("#results-pinned")).to_have_attribute("data-pinned", baseline)
+    sync_api.expect(page.locator("#pinned-table tbody tr").first).to_be_visible()
+
+
+def test_the_chat_page_links_to_the_results_view(page: Any, base: str) -> None:
+    page.goto(base)
+    page.click("header.top a[href='/results']")
+    page.wait_for_url(f"{base}/results")
+    sync_api.expect(page.locator("#results-files button.file")).to_have_count(3)
+
+
+def test_a_difference_from_the_baseline_down_to_the_stage_where_two_traces_part(
+    page: Any, base: str, shots: Path
+) -> None:
+    open_file(page, base, "toy")
+    assert page.is_checked("#results-rows input[name='pin'][value='hybrid']")
+    # bm25 against hybrid on mrr@10: the difference and its interval are the API's, and an interval
+    # that holds 0 is marked as noise
+    read = {r["name"]: r for r in api(f"{base}/api/results/toy/pinned/hybrid")["rows"]}
+    assert "hybrid" not in read
+    wanted = read["bm25"]["comparisons"]["mrr@10"]
+    assert wanted["difference"] < 0
+    cell = page.locator("#pinned-table button.diff[data-row='bm25'][data-metric='mrr@10']")
+    sync_api.expect(cell.locator("[data-field='difference']")).to_have_text(
+        f"-{abs(wanted['difference']):.3f}"
+    )
+    low, high = wanted["ci_low"], wanted["ci_high"]
+    interval = f"[{'-' if low < 0 else '+' if low > 0 else ''}{abs(low):.3f}, "
+    interval += f"{'-' if high < 0 else '+' if high > 0 else ''}{abs(high):.3f}]"
+    sync_api.expect(cell.locator("[data-field='interval']")).to_have_text(interval)
+    sync_api.expect(cell).to_have_attribute("data-noise", str(low <= 0 <= high).lower())
+    # the settings that differ, not the whole config
+    diff = page.locator("#pinned-table tr[data-row='bm25'] .config-diff li")
+    sync_api.expect(diff).to_have_count(len(read["bm25"]["config_diff"]))
+    sync_api.expect(diff.first).to_have_attribute("data-key", "retrievers")
+
+    # the questions behind the cell: one has a different first covering rank under each row
+    cell.click()
+    moves = page.locator("#results-moves")
+    sync_api.expect(moves).to_have_attribute("data-metric", "mrr@10")
+    behind = api(f"{base}/api/results/toy/moves?pinned=hybrid&row=bm25&metric=mrr%4010")["moves"]
+    sync_api.expect(moves.locator("tbody tr")).to_have_count(len(behind))
+    moved = next(m for m in behind if m["pinned"]["first_rank"] != m["row"]["first_rank"])
+    line = moves.locator(f"tr[data-question='{moved['id']}']")
+    sync_api.expect(line.locator("[data-field='rank-pinned']")).to_have_text(
+        f"#{moved['pinned']['first_rank']}"
+    )
+    sync_api.expect(line.locator("[data-field='rank-row']")).to_have_text(f"#{moved['row']['first_rank']}")
+    sync_api.expect(line.locator("[data-field='verdict-row']")).to_have_text(moved["row"]["verdict"])
+
+    # its trace diff: both rank flows, each with the covering chunk marked at every stage it reached
+    line.locator("button.open-trace").click()
+    diff_view = page.locator("#trace-diff")
+    sync_api.expect(diff_view).to_have_attribute("data-question", moved["id"])
+    for side, row in (("pinned", "hybrid"), ("row", "bm25")):
+        shown = api(f"{base}/api/results/toy/trace/{row}/{moved[side]['trace']}")
+        flow = diff_view.locator(f".trace-side[data-side='{side}'][data-row='{row}']")
+        stages = [s["name"] for s in shown["trace"]["stages"]]
+        sync_api.expect(flow.locator("svg g.column")).to_have_count(len(stages))
+        marked = flow.locator("g.node.covering")
+        sync_api.expect(marked).to_have_count(len(shown["covering"]))
+        assert shown["covering"], f"{row}: the question's covering chunk is ranked"
+        for stage, chunk_id in shown["covering"].items():
+            node = flow.locator(f"g.node.covering[data-stage='{stage}']")
+            sync_api.expect(node).to_have_attribute("data-chunk-id", chunk_id)
+    # the stage where they part is named: both ran the context, where the covering chunk differs
+    parting = diff_view.locator(".parting")
+    sync_api.expect(parting).not_to_have_attribute("data-parts", "")
+    sync_api.expect(parting.locator("tr.parts")).to_have_count(1)
+    page.screenshot(path=str(shots / "results.png"), full_page=True)
+
+
+def test_the_loss_breakdown_renders_for_every_row(page: Any, base: str) -> None:
+    files = {f["file"]: f for f in api(f"{base}/api/results")["files"]}
+    for file in ("toy", "mini", "tech"):
+        open_file(page, base, file)
+        rows = files[file]["rows"]
+        sync_api.expect(page.locator("#results-rows tbody tr")).to_have_count(len(rows))
+        for row in rows:
+            bar = page.locator(f"#results-rows tr[data-row='{row['name']}'] svg.lost-bar")
+            sync_api.expect(bar).to_have_attribute("data-total", str(row["questions"]))
+            counted = {v: n for v, n in row["lost"].items() if n}
+            segments = bar.locator("rect.lost-segment")
+            sync_api.expect(segments).to_have_count(len(counted))
+            for verdict, n in counted.items():
+                segment = bar.locator(f"rect[data-verdict='{verdict}']")
+                sync_api.expect(segment).to_have_attribute("data-count", str(n))
+                width = float(segment.get_attribute("width"))
+                assert width == pytest.approx(220 * n / row["questions"])
+
+
+def test_the_published_tech_suite_reads_against_its_baseline_as_its_file_says(page: Any, base: str) -> None:
+    """With the baseline of results/tech.json pinned, each row's nDCG@10 difference and interval are
+    the ones the file stored when the suite ran (the same seeded bootstrap, computed again)."""
+    open_file(page, base, "tech")
+    document = api(f"{base}/api/results/tech")
+    assert page.is_checked(f"#results-rows input[name='pin'][value='{document['baseline']}']")
+    for row in document["rows"]:
+        stored = row.get("comparisons", {}).get("baseline", {}).get("ndcg@10")
+        if stored is None:
+            continue  # the baseline itself
+        cell = page.locator(f"#pinned-table button.diff[data-row='{row['name']}'][data-metric='ndcg@10']")
+        sign = "-" if stored["difference"] < 0 else "+"
+        sync_api.expect(cell.locator("[data-field='difference']")).to_have_text(
+            f"{sign}{abs(stored['difference']):.3f}"
+        )
+        sync_api.expect(cell).to_have_attribute(
+            "data-noise", str(stored["ci_low"] <= 0 <= stored["ci_high"]).lower()
+        )
+
+
+def test_pinning_another_row_reads_the_rest_against_it(page: Any, base: str) -> None:
+    open_file(page, base, "toy")
+    page.check("#results-rows input[name='pin'][value='bm25']")
+    sync_api.expect(page.locator("#results-pinned")).to_have_attribute("data-pinned", "bm25")
+    sync_api.expect(page.locator("#results-rows tr.pinned")).to_have_attribute("data-row", "bm25")
+    names = page.locator("#pinned-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.row)")
+    assert names == ["dense", "hybrid", "hybrid + rerank"]
+    # per-category figures are each row's, from the document
+    document = api(f"{base}/api/results/toy")
+    dense = document["rows"][0]
+    for category, figures in dense["by_category"].items():
+        cell = page.locator(f"#categories-table tr[data-row='dense'] td[data-category='{category}']")
+        sync_api.expect(cell).to_have_text(f"{figures[document['headline']]:.4f}")
+
+
+def test_a_missing_trace_says_how_to_get_it_back(page: Any, base: str) -> None:
+    open_file(page, base, "mini")
+    page.click("#pinned-table button.diff[data-row='bm25'][data-metric='ndcg@10']")
+    page.click("#results-moves tr[data-question='q1'] button.open-trace")
+    for side in ("pinned", "row"):
+        missing = page.locator(f"#trace-diff .trace-side[data-side='{side}'] .trace-missing")
+        sync_api.expect(missing).to_contain_text("is not here")
+        sync_api.expect(missing).to_contain_text("`clear-rag ablate mini --replay`")
+    assert page.locator("#trace-diff svg g.node").count() == 0
