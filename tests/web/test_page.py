@@ -9,7 +9,6 @@ as text and runs nothing. The chat and rank-flow screenshots in site/img/ are ta
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -30,33 +29,14 @@ from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
 from tests.conftest import toy_config
 from tests.toy import CORPUS
+from tests.web.browser import WAIT_MS, open_page, require_browser
 from tests.web.conftest import serving
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is in the dev extra: pip install -e '.[dev]'"
-)
+sync_api = require_browser()
 
 ROOT = Path(__file__).resolve().parents[2]
-# The README's screenshots are written to site/img/ by `make screenshots`, which sets this; other
-# runs write them to a temporary folder, so that `make test` leaves the tree as it was (a picture
-# holds timings and trace ids, which differ on every run).
-SHOTS_ENV = "CLEAR_RAG_SCREENSHOTS"
 
 
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ[SHOTS_ENV]) if os.environ.get(SHOTS_ENV) else tmp_path / "img"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-WAIT_MS = 30_000  # bound on any wait in the page; each ends as soon as what it waits for is there
 FIRST_TOKEN_DELAY_S = 0.3  # the chat model thinks this long, so "before the first token" is visible
 
 # A document whose text is markup: shown as text, it must run nothing and create no element.
@@ -127,28 +107,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stor
         store.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1500, "height": 940})
-    opened = context.new_page()
-    opened.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the page threw: {errors}"
+    yield from open_page(browser, width=1500, height=940)
 
 
 def ask(page: Any, question: str) -> None:

@@ -13,10 +13,7 @@ import httpx
 import pytest
 
 from clear_rag.eval.loss import VERDICTS
-from clear_rag.eval.runner import run_suite
-from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
-from clear_rag.results.document import comparisons
 from clear_rag.results.files import write_result
 from clear_rag.results.pinned import against_pinned
 from clear_rag.store import Store
@@ -24,51 +21,16 @@ from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
 from clear_rag.web.serving import serving
 from tests.conftest import toy_config
-from tests.toy import CORPUS, GOLDEN, suite_yaml
+from tests.toy import suite_yaml
+from tests.web.projects import mini_result, results_project
 
 SUITE = suite_yaml("toy", "{name: bm25, set: {retrievers: [keyword]}}", "{name: hybrid}")
-
-
-def _question(qid: str, ndcg: float, rank: int | None, verdict: str) -> dict[str, Any]:
-    return {"id": qid, "category": "factual", "first_rank": rank, "metrics": {"ndcg@10": ndcg},
-            "trace": f"t-{qid}", "lost": {"verdict": verdict, "stage": None, "ranks": {}}}  # fmt: skip
-
-
-def _mini() -> dict[str, Any]:
-    """Two rows over three questions: bm25 has q1 lower (rank 2 against 1) and q2 found where hybrid
-    never retrieved it."""
-    rows = [
-        {"name": "hybrid", "config": {"top_k": 10, "chunking": {"size": 96}}, "config_hash": "h1",
-         "models": {"embedder": "hash"}, "date": "2026-01-02T00:00:00+00:00", "store": "gone",
-         "metrics": {"ndcg@10": 1 / 3}, "by_category": {"factual": {"ndcg@10": 1 / 3}},
-         "questions": [_question("q1", 1.0, 1, "found"), _question("q2", 0.0, None, "never retrieved"),
-                       _question("q3", 0.0, None, "never retrieved")]},
-        {"name": "bm25", "config": {"top_k": 10, "chunking": {"size": 192}}, "config_hash": "h2",
-         "models": {}, "date": "2026-01-02T00:00:00+00:00", "store": "gone",
-         "metrics": {"ndcg@10": (1 / 2 + 1) / 3}, "by_category": {"factual": {"ndcg@10": 0.5}},
-         "questions": [_question("q1", 1 / 2, 2, "found"), _question("q2", 1.0, 1, "found"),
-                       _question("q3", 0.0, None, "never retrieved")]},
-    ]  # fmt: skip
-    comparisons(rows, "hybrid")
-    return {"suite": "mini", "date": "2026-01-02T00:00:00+00:00", "embedder": "hash", "baseline": "hybrid",
-            "headline": "ndcg@10", "metric_names": ["ndcg@10"], "skipped": [], "rows": rows}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A toy project whose suite ran for real (results/toy.json, stores under stores/), beside mini.json."""
-    root = tmp_path_factory.mktemp("project")
-    for name, text in CORPUS.items():
-        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    (root / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
-    (root / "toy.yaml").write_text(SUITE, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        result = run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=root / "stores")
-    write_result(root / "results" / "toy.json", result)
-    write_result(root / "results" / "mini.json", _mini())
-    return root
+    return results_project(tmp_path_factory.mktemp("project"), SUITE)
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +71,8 @@ def test_the_files_are_listed_with_their_rows_metrics_models_and_losses(base: st
 
 
 def test_a_file_is_its_document_by_name_only(base: str, project: Path) -> None:
-    assert get(f"{base}/api/results/mini") == _mini()
-    assert get(f"{base}/api/results/mini.json") == _mini()
+    assert get(f"{base}/api/results/mini") == mini_result()
+    assert get(f"{base}/api/results/mini.json") == mini_result()
     assert "The files are: mini, toy" in error(f"{base}/api/results/tech", 404)
     for name in ("%2E%2E", "a..b", ".hidden", "..%5Cmini"):
         assert "not a result file name" in error(f"{base}/api/results/{name}", 400)
@@ -120,7 +82,7 @@ def test_a_file_is_its_document_by_name_only(base: str, project: Path) -> None:
 
 def test_a_pinned_row_reads_every_other_row_against_it(base: str) -> None:
     read = get(f"{base}/api/results/mini/pinned/hybrid")
-    assert read["rows"] == json.loads(json.dumps(against_pinned(_mini(), "hybrid")))
+    assert read["rows"] == json.loads(json.dumps(against_pinned(mini_result(), "hybrid")))
     (bm25,) = read["rows"]
     assert bm25["config_diff"] == {"chunking.size": [96, 192]}
     assert bm25["comparisons"]["ndcg@10"]["difference"] == round((1 / 2 - 1 + 1 - 0 + 0) / 3, 6)

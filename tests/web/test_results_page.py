@@ -10,7 +10,6 @@ trace says how to get it back. The picture of the view in site/img/ is taken her
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,31 +17,19 @@ from typing import Any
 import httpx
 import pytest
 
-from clear_rag.eval.runner import run_suite
-from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
-from clear_rag.results.files import write_result
 from clear_rag.store import Store
 from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
 from clear_rag.web.serving import serving
 from tests.conftest import toy_config
-from tests.toy import CORPUS, GOLDEN, suite_yaml
-from tests.web.test_results_api import _mini
+from tests.toy import suite_yaml
+from tests.web.browser import open_page, require_browser
+from tests.web.projects import results_project
 
 REPO_RESULTS = Path(__file__).resolve().parents[2] / "results"
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is in the dev extra: pip install -e '.[dev]'"
-)
+sync_api = require_browser()
 
-SHOTS_ENV = "CLEAR_RAG_SCREENSHOTS"  # as in test_page.py: site/img/ under `make screenshots`
-WAIT_MS = 30_000
 SUITE = suite_yaml(
     "toy",
     "{name: dense, set: {retrievers: [vector]}}",
@@ -52,27 +39,10 @@ SUITE = suite_yaml(
 )
 
 
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ[SHOTS_ENV]) if os.environ.get(SHOTS_ENV) else tmp_path / "img"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app over results/toy.json (the toy suite, run for real) and results/mini.json (stores gone)."""
-    root = tmp_path_factory.mktemp("results-page")
-    for name, text in CORPUS.items():
-        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    (root / "golden.yaml").write_text(GOLDEN, encoding="utf-8")
-    (root / "toy.yaml").write_text(SUITE, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        result = run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=root / "stores")
-    write_result(root / "results" / "toy.json", result)
-    write_result(root / "results" / "mini.json", _mini())
+    root = results_project(tmp_path_factory.mktemp("results-page"), SUITE)
     # the committed tech suite as published (its stores are not here, its figures are)
     (root / "results" / "tech.json").write_bytes((REPO_RESULTS / "tech.json").read_bytes())
     models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
@@ -82,28 +52,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    opened = context.new_page()
-    opened.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the page threw: {errors}"
+    yield from open_page(browser, width=1500, height=1000)
 
 
 def api(url: str) -> Any:
