@@ -46,7 +46,7 @@ def chunking_settings(chunking: ChunkingConfig) -> dict[str, object]:
 
 def store_chunking(store: Store) -> ChunkingConfig:
     """The chunking every document of ``store`` was chunked with; an error if none or several."""
-    kinds = {json.dumps(_settings(r.chunker), sort_keys=True) for r in store.records()}
+    kinds = {json.dumps(_settings(key), sort_keys=True) for key in store.chunkers()}
     if not kinds:
         raise StoreError(
             "holds no documents", path=str(store.directory), fix="Run `clear-rag ingest PATH` first"

@@ -126,3 +126,12 @@ def test_a_store_opened_for_reading_refuses_writes_by_name(tmp_path: Path) -> No
             reader.delete("d.txt")
     with Store(tmp_path / "s") as again:
         assert again.record("d.txt") is not None
+
+
+def test_chunkers_are_the_distinct_settings_of_the_records(tmp_path: Path) -> None:
+    with Store(tmp_path / "s") as store:
+        assert store.chunkers() == []
+        for n, chunker in enumerate(['{"size": 64}', '{"size": 32}', '{"size": 64}']):
+            doc = Document(f"d{n}.txt", f"/x/d{n}.txt", f"h{n}", "text", (Block("paragraph", 0, 4),))
+            store.put(doc, [], parser="text/plain@1", chunker=chunker, size_bytes=4)
+        assert store.chunkers() == sorted({r.chunker for r in store.records()})

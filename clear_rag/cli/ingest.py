@@ -168,7 +168,7 @@ def status_command(store: StoreOption = Path(DEFAULT_STORE)) -> None:
     try:
         with Store(store) as opened:
             stats = opened.stats()
-            chunkers = sorted({record.chunker for record in opened.records()})
+            chunkers = opened.chunkers()
             root = opened.root
             indexes = _index_health(opened)
     except ClearRagError as err:

@@ -283,6 +283,12 @@ class Store:
         ).fetchall()
         return [DocumentRecord(*row) for row in rows]
 
+    def chunkers(self) -> list[str]:
+        """The distinct chunker settings the documents were chunked with (one per chunking), read
+        without loading every document's record: a store of 100,000 documents has one or two."""
+        rows = self._db.execute("SELECT DISTINCT chunker FROM documents ORDER BY chunker").fetchall()
+        return [str(row[0]) for row in rows]
+
     def document(self, doc_id: str) -> Document:
         row = self._db.execute(
             "SELECT source, content_hash, text, media_type FROM documents WHERE id = ?", (doc_id,)
