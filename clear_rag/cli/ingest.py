@@ -29,21 +29,22 @@ from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.store.opening import store_failure
 from clear_rag.store.sqlite import Store
 
-FILES_FOR_PROGRESS = 8  # below this a progress bar is only noise
+FILES_FOR_PROGRESS = 8
+IndexConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Pipeline settings (.toml or .yaml): their chunking, and the indexes they search "
+        "(the Porter BM25 index with stem = true, vectors when they search vectors).",
+    ),
+]  # below this a progress bar is only noise
 
 
 @app.command("ingest")
 def ingest_command(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest (folders recursively).")],
     store: StoreOption = Path(DEFAULT_STORE),
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="Pipeline settings (.toml or .yaml): their chunking, and the indexes they search "
-            "(the Porter BM25 index with stem = true, vectors when they search vectors).",
-        ),
-    ] = None,
+    config: IndexConfigOption = None,
     chunker: Annotated[
         str | None,
         typer.Option(help="Chunker: structural (default), fixed or whole (one chunk per document)."),
@@ -208,14 +209,7 @@ def _size(n: int) -> str:
 @app.command("index")
 def index_command(
     store: StoreOption = Path(DEFAULT_STORE),
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="Pipeline settings: the indexes they search (the Porter BM25 index with stem = true, "
-            "vectors when they search vectors).",
-        ),
-    ] = None,
+    config: IndexConfigOption = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     timeout: TimeoutOption = None,
     rebuild: Annotated[

@@ -33,7 +33,7 @@ from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, StoreError
 from clear_rag.store.sqlite import Store
-from clear_rag.types import Trace
+from clear_rag.trace import to_dict as trace_dict
 from clear_rag.web.replay import replay_events
 from clear_rag.web.results import ResultsApi
 from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest, Models, Runner
@@ -100,7 +100,7 @@ def create_app(
             found = await run_in_threadpool(store.load_trace, request.path_params["trace_id"])
         except StoreError as err:
             return _error(404, str(err))
-        return JSONResponse({"trace": _trace_json(found), "events": replay_events(found)})
+        return JSONResponse({"trace": trace_dict(found), "events": replay_events(found)})
 
     async def config(request: Request) -> Response:
         return JSONResponse({"config": base.to_dict(), "knobs": knobs(base, models)})
@@ -187,12 +187,6 @@ def _chat_request(body: bytes) -> ChatRequest:
     if not isinstance(generate, bool):
         raise _BadRequest(422, "request: generate: must be true or false")
     return ChatRequest(question.strip(), conversation, overrides, generate)
-
-
-def _trace_json(trace: Trace) -> dict[str, Any]:
-    from clear_rag.trace import to_dict
-
-    return to_dict(trace)
 
 
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from clear_rag.results.files import read_result
 from clear_rag.results.pinned import against_pinned, find_row, moves
 from clear_rag.results.queries import run_named
 from clear_rag.store.sqlite import Store
+from clear_rag.trace import to_dict
 from clear_rag.web.replay import replay_events
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -174,8 +175,6 @@ def stored_trace(
     live answer sends and, per stage, the best-placed chunk covering its labels (from its loss ranks).
 
     Only the traces of the row's own questions are served: a trace id from elsewhere is refused."""
-    from clear_rag.trace import to_dict
-
     question = next((q for q in row["questions"] if q.get("trace") == trace_id), None)
     if question is None:
         raise _Problem(

@@ -17,6 +17,7 @@ state of the index files, so a question pays for loading indexes once, not every
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 import threading
 import time
@@ -70,11 +71,14 @@ class Models:
             found_chat = make_chat(chat, timeout=timeout)
         except ModelError as err:
             missing["chat"] = str(err)
+        # One reranker per name for the server's life: the one built here to learn whether it is
+        # available is the one the first question that reranks uses, not loaded a second time.
+        rerankers = functools.cache(make_reranker)
         try:
-            make_reranker(settings.reranker)
+            rerankers(settings.reranker)
         except ModelError as err:
             missing["reranker"] = str(err)
-        return cls(found_embedder, found_chat, make_reranker, missing)
+        return cls(found_embedder, found_chat, rerankers, missing)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ no store (every check runs before the first document is ingested).
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -174,13 +173,14 @@ def test_an_alias_bomb_fails_fast_and_small(project: Path) -> None:
     for level, above in zip("bcdefghi", "abcdefgh", strict=True):
         lines.append(f"{level}: &{level} [" + ", ".join([f"*{above}"] * 9) + "]")
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         _ingest_with(project, "c.yaml", "\n".join(lines) + "\n", ALIAS_BOMB)
-        seconds, peak = time.perf_counter() - started, tracemalloc.get_traced_memory()[1]
+        peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert seconds < 5 and peak < 20 * 2**20, (seconds, peak)  # it used to grow to gigabytes
+    # Memory, not time, shows it was refused before expanding (time would follow the machine's load):
+    # expanded, it grows to gigabytes.
+    assert peak < 20 * 2**20, peak
 
 
 def test_an_alias_expansion_under_the_alias_limit_is_refused_too(project: Path) -> None:
