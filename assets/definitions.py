@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from dagster import Definitions, definitions, in_process_executor
 
@@ -27,6 +28,7 @@ from assets.resources import (
     results_dir_for,
 )
 from assets.sample import Sample, sample_assets
+from assets.site import SiteLayout, site_assets
 from assets.stores import store_assets
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
@@ -45,8 +47,10 @@ def build_definitions(
     embedder_resource: EmbedderResource | None = None,
     sample: bool = False,
     reranker: str | None = None,
+    site: bool = False,
 ) -> Definitions:
-    """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is).
+    """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is), and
+    with ``site``, the README, the site's pages and plots and its build, downstream of the results.
 
     ``reranker`` (or ``$CLEAR_RAG_RERANKER``) is the cross-encoder of the rows that rerank, as
     ``clear-rag ablate --reranker`` sets it.
@@ -63,6 +67,15 @@ def build_definitions(
         for suite in suites
     ]
     bundled = Sample.bundled(embedder=name, chat=chat_name) if sample else None
+    published = (
+        SiteLayout.load(
+            Path("."),
+            Path(paths.results_dir),
+            {layout.suite.name: layout.key("result") for layout in layouts},
+        )
+        if site
+        else None
+    )
     return Definitions(
         assets=[
             *(sample_assets(bundled) if bundled is not None else []),
@@ -72,6 +85,7 @@ def build_definitions(
                 for group in (source_assets, parsed_assets, store_assets, evaluation_assets)
                 for definition in group(layout)
             ),
+            *(site_assets(published) if published is not None else []),
         ],
         resources={
             "embedder": embedder_resource or EmbedderResource(name=name),
@@ -91,4 +105,4 @@ def defs() -> Definitions:
 
     Lazy (``@definitions``), so that importing this module, as tests do, reads no suite file.
     """
-    return build_definitions(sample=True)
+    return build_definitions(sample=True, site=True)

@@ -152,7 +152,7 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
                 "path": MetadataValue.path(str(target)),
                 "rows": len(ordered),
                 "embedder": str(document["embedder"]),
-                "preview": MetadataValue.md(suite_table(document)),
+                "preview": MetadataValue.md(suite_table(document, target.as_posix())),
             },
             check_results=[checks.has_expected_keys(document, suite)],
         )

@@ -48,6 +48,7 @@ from assets.resources import (
     results_dir_for,
 )
 from assets.sample import Sample, print_answer
+from assets.site import target_for
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.results import reproduce
 
@@ -196,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-sample", action="store_true", help="leave out the sample question's assets")
     parser.add_argument(
+        "--no-site", action="store_true", help="leave out the README's and the site's pages, plots and build"
+    )
+    parser.add_argument(
         "--results-dir",
         help=f"where result files go (default: {RUN_RESULTS}/, or {FAKE_RESULTS}/ for hash; "
         f"{RESULTS}/ publishes them for the README)",
@@ -216,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reranker=reranker,
             paths=paths,
             sample=not args.no_sample,
+            site=not args.no_site,
         )
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=chat)
         with instance_at(args.home) as instance:
@@ -250,7 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"--results-dir {paths.results_dir}\n"
         f"  publish to {RESULTS}/ for the README tables:    .venv/bin/python -m assets.run{same} "
         f"--results-dir {RESULTS} && .venv/bin/clear-rag report\n"
-        "  watch retrieval stage by stage in the page:  "
+        + (
+            f"  read this run's site (pages, plots):          "
+            f"{target_for(Path(paths.results_dir)) / 'site-build' / 'index.html'}\n"
+            if not args.no_site
+            else ""
+        )
+        + "  watch retrieval stage by stage in the page:  "
         f".venv/bin/clear-rag serve --embedder {name} --chat {chat}   (http://127.0.0.1:8000/)"
     )
     return 1 if done.failed_checks else 0

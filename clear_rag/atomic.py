@@ -4,8 +4,8 @@ The new content goes to a temporary file of its own in the same folder (``mkstem
 never share a name), is flushed to disk, and is renamed over the old file, which is atomic within one
 folder: a reader sees the old file or the new one, never a mixture or half of either, and on any
 failure the temporary file is removed and the old file kept. A file is replaced, never overwritten in
-place, so a reader that memory-mapped the old one keeps reading it. Result files, generation caches
-and every index file (the arrays and the manifest) are written through here.
+place, so a reader that memory-mapped the old one keeps reading it. Result files, generation caches,
+rendered pages and plots, and every index file (the arrays and the manifest) are written through here.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def replace_file(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
         raise
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """``text`` (UTF-8, newlines as given) to ``path``, atomically."""
-    data = text.encode("utf-8")
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """``text`` (bytes, or a str written as UTF-8 with newlines as given) to ``path``, atomically."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
     replace_file(path, lambda out: out.write(data))

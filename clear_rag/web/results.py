@@ -2,17 +2,17 @@
 a question's stored trace; what the Results view draws from.
 
 Files are named by their name alone (``tech`` or ``tech.json``), never by a path, so a request can read
-nothing but ``results_dir/*.json``. The list of files goes through the named DuckDB queries
-(``clear_rag.results.queries``), the figures of a pinned row through ``clear_rag.results.pinned``, so the
-page shows what the CLI and README show. Every error is JSON ``{"error": one line}`` saying what to do,
-and the server goes on serving: a result file that is missing, damaged or not in the one shape is a
-4xx naming it, not a traceback.
+nothing but ``results_dir/*.json``. What each endpoint answers is computed by the plain functions of
+``clear_rag.results.answers`` (the list of files through the named DuckDB queries, a pinned row through
+``clear_rag.results.pinned``), which the static export of the site calls too; here are only the
+routes, the file names and the stored traces. Every error is JSON ``{"error": one line}`` saying what
+to do, and the server goes on serving: a result file that is missing, damaged or not in the one shape
+is a 4xx naming it, not a traceback.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from clear_rag.errors import ClearRagError, InputError, StoreError
+from clear_rag.results import answers
 from clear_rag.results.files import read_result
-from clear_rag.results.pinned import against_pinned, find_row, moves
-from clear_rag.results.queries import run_named
+from clear_rag.results.pinned import find_row
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import to_dict
 from clear_rag.web.replay import replay_events
@@ -39,12 +39,19 @@ class _Problem(Exception):
         self.status, self.message = status, message
 
 
+class _Answer(JSONResponse):
+    """A response whose body is ``answers.encode``'s: the bytes the static export writes."""
+
+    def render(self, content: Any) -> bytes:
+        return answers.encode(content)
+
+
 def _guarded(handler: Callable[[Request], Awaitable[Any]]) -> Handler:
     """``handler``'s value as JSON, or its failure as ``{"error": ...}`` on one line."""
 
     async def run(request: Request) -> Response:
         try:
-            return JSONResponse(await handler(request))
+            return _Answer(await handler(request))
         except _Problem as err:
             status, message = err.status, err.message
         except InputError as err:
@@ -53,12 +60,9 @@ def _guarded(handler: Callable[[Request], Awaitable[Any]]) -> Handler:
             status, message = 422, str(err)
         except (KeyError, TypeError, ValueError) as err:
             # A hand-edited or older file can lack a field the view needs; say so rather than a 500.
-            status = 422
-            message = (
-                f"{request.url.path}: the result file is not in the shape of a result file "
-                f"({type(err).__name__}: {err}). Regenerate it with `clear-rag ablate SUITE --save-results`"
-            )
-        return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+            file = str(request.path_params.get("file", request.url.path)).removesuffix(".json")
+            status, message = 422, str(answers.shape_error(file, err))
+        return _Answer({"error": " ".join(message.split())}, status_code=status)
 
     return run
 
@@ -82,16 +86,14 @@ class ResultsApi:
     # -- handlers -----------------------------------------------------------------------------
 
     async def files(self, request: Request) -> dict[str, Any]:
-        return {"files": await run_in_threadpool(summary, self.results_dir)}
+        return await run_in_threadpool(answers.files, self.results_dir)
 
     async def document(self, request: Request) -> dict[str, Any]:
         return await self._load(request)
 
     async def pinned(self, request: Request) -> dict[str, Any]:
         file, document = self._name(request), await self._load(request)
-        row = request.path_params["row"]
-        read = await run_in_threadpool(against_pinned, document, row, source=f"{file}.json")
-        return {"file": file, "pinned": row, "metric_names": document.get("metric_names", []), "rows": read}
+        return await run_in_threadpool(answers.pinned, file, document, request.path_params["row"])
 
     async def moves(self, request: Request) -> dict[str, Any]:
         file = self._name(request)
@@ -101,9 +103,7 @@ class ResultsApi:
             example = f"/api/results/{file}/moves?pinned=ROW&row=ROW&metric=ndcg@10"
             raise _Problem(400, f"moves: the query parameter {missing[0]!r} is missing. Ask e.g. {example}")
         document = await self._load(request)
-        found = moves(document, wanted["pinned"], wanted["row"], wanted["metric"], source=f"{file}.json")
-        ups = sum(m["direction"] == "up" for m in found)
-        return {"file": file, **wanted, "up": ups, "down": len(found) - ups, "moves": found}
+        return answers.moves(file, document, wanted["pinned"], wanted["row"], wanted["metric"])
 
     async def trace(self, request: Request) -> dict[str, Any]:
         file, document = self._name(request), await self._load(request)
@@ -132,40 +132,6 @@ class ResultsApi:
                 404, f"{name!r}: no such result file in {self.results_dir}. The files are: {known}"
             )
         return await run_in_threadpool(read_result, path)
-
-
-def summary(results_dir: Path) -> list[dict[str, Any]]:
-    """Per file: suite, date, baseline, headline and its rows (metrics, models, date, config hash, and
-    how many questions were lost at each stage), read through the named queries; none for no files."""
-    if not any(results_dir.glob("*.json")):
-        return []
-    files = _records(*run_named("suites", results_dir))
-    rows = _records(*run_named("rows", results_dir))
-    lost = {(r["file"], r["row"]): r for r in _records(*run_named("lost", results_dir))}
-    out = {f["file"]: {**f, "rows": []} for f in files}
-    for r in rows:
-        columns = list(r)
-        metric_names = columns[columns.index("headline") + 1 : columns.index("config")]
-        losses = lost.get((r["file"], r["row"]), {})
-        out[r["file"]]["rows"].append(
-            {
-                "name": r["row"],
-                "config_hash": r["config_hash"],
-                "date": r["date"],
-                "questions": r["questions"],
-                "models": {k: r[k] for k in ("embedder", "reranker", "chat") if r[k] is not None},
-                "metrics": {m: r[m] for m in metric_names if r[m] is not None},
-                "lost": {k: v for k, v in losses.items() if k not in ("file", "suite", "row", "questions")},
-            }
-        )
-    return list(out.values())
-
-
-def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    return [
-        {c: v.isoformat() if isinstance(v, datetime) else v for c, v in zip(columns, row, strict=True)}
-        for row in rows
-    ]
 
 
 def stored_trace(

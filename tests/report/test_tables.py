@@ -1,4 +1,5 @@
-"""Tables come from result files; a hand edit or an untraceable number fails the check."""
+"""Tables, caveats and plots come from result files; a hand edit, a stale plot or an untraceable number
+fails the check, which names the file and the line."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 
 from clear_rag.cli import app
 from clear_rag.errors import InputError
-from clear_rag.report.tables import render_page, stale_blocks, unmatched_numbers
+from clear_rag.report.blocks import Results, check_page, render_page, unmatched_numbers
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = {
@@ -40,6 +41,7 @@ RESULT = {
     ],
 }
 PAGE = "# Page\n\nThe better row scores 0.7500.\n\n<!-- results: toy -->\n<!-- /results -->\n"
+HERE = Path("page.md")
 
 
 @pytest.fixture
@@ -48,28 +50,50 @@ def results(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def render(text: str, folder: Path) -> str:
+    return render_page(text, HERE, Results.at(folder))
+
+
+def stale(text: str, folder: Path) -> list[str]:
+    return [p.message for p in check_page(text, HERE, Results.at(folder), root=folder)]
+
+
 def test_render_fills_the_block_and_then_it_is_fresh(results: Path) -> None:
-    page = render_page(PAGE, results)
+    page = render(PAGE, results)
     assert "| better | 0.7500 | 0.000 | +0.2500 [+0.100, +0.400] | 0.500 | 1 / 0 |" in page
     assert "| base | 0.5000 | 0.000 | baseline |  |  |" in page
-    assert stale_blocks(page, results) == []
-    assert render_page(page, results) == page
+    assert stale(page, results) == []
+    assert render(page, results) == page
 
 
-def test_a_hand_edit_is_caught(results: Path) -> None:
-    page = render_page(PAGE, results).replace("0.7500 |", "0.7600 |")
-    assert stale_blocks(page, results) == ["toy"]
+def test_a_hand_edit_is_caught_by_file_and_line(results: Path) -> None:
+    page = render(PAGE, results).replace("0.7500 |", "0.7600 |")
+    problems = check_page(page, HERE, Results.at(results))
+    assert [str(p).split(": block")[0] for p in problems] == ["page.md:5"]
+    assert "block 'toy' differs from" in problems[0].message
 
 
 def test_numbers_in_prose_must_come_from_results(results: Path) -> None:
-    assert unmatched_numbers(PAGE, results) == []
-    assert unmatched_numbers(PAGE.replace("0.7500", "0.7512"), results) == ["0.7512"]
-    assert unmatched_numbers("A version 4.2.1 and 12.5% are not results.", results) == []
+    from clear_rag.report.blocks import result_numbers
+
+    known = result_numbers(Results.at(results))
+    assert unmatched_numbers(PAGE, known) == []
+    assert unmatched_numbers(PAGE.replace("0.7500", "0.7512"), known) == [(3, "0.7512")]
+    assert unmatched_numbers("A version 4.2.1 and 12.5% are not results.", known) == []
+    orphan = check_page(render(PAGE, results).replace("0.7500.", "0.7512."), HERE, Results.at(results))
+    assert [str(p) for p in orphan] == [
+        "page.md:3: the number 0.7512 matches no value in the result files: quote results"
+    ]
 
 
 def test_a_missing_result_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"toy\.json: is named by a results table"):
-        render_page(PAGE, tmp_path)
+    with pytest.raises(InputError, match=r"toy\.json: is named by a results block"):
+        render(PAGE, tmp_path)
+
+
+def test_an_unknown_kind_of_block_is_named_with_its_line(results: Path) -> None:
+    with pytest.raises(InputError, match=r"page\.md:2: names an unknown kind of block 'tabel'"):
+        render("\n<!-- results: toy tabel -->\n<!-- /results -->\n", results)
 
 
 def test_check_report_command(results: Path, tmp_path: Path) -> None:
@@ -77,7 +101,7 @@ def test_check_report_command(results: Path, tmp_path: Path) -> None:
     page.write_text(PAGE, encoding="utf-8")
     runner = CliRunner()
     stale = runner.invoke(app, ["check-report", str(page), "--results-dir", str(results)])
-    assert stale.exit_code == 1 and "edited by hand, or stale" in stale.output
+    assert stale.exit_code == 1 and f"{page}:5: block 'toy' differs" in stale.output
     assert runner.invoke(app, ["report", str(page), "--results-dir", str(results)]).exit_code == 0
     fresh = runner.invoke(app, ["check-report", str(page), "--results-dir", str(results)])
     assert fresh.exit_code == 0, fresh.output
@@ -99,7 +123,7 @@ def test_a_table_says_which_questions_each_metric_covers_and_which_rows_did_not_
     result["skipped"] = [{"name": "rerank", "reason": "no cross-encoder here"}]
     for row in result["rows"]:
         row["metrics"]["doc ndcg@10"] = 0.8
-    table = suite_table(result)
+    table = suite_table(result, "results/toy.json")
     assert "ndcg@10 over 188 of the 300 questions; doc ndcg@10 over 300 of the 300 questions" in table
     assert "Not run: rerank (no cross-encoder here)" in table
     assert "| better | 0.7500 | 0.8000 |" in table
@@ -117,16 +141,16 @@ def test_a_loss_block_counts_each_rows_verdicts_through_the_named_query(tmp_path
     for row in result["rows"]:
         row["questions"] = [question(f"q{n}", v) for n, v in enumerate(verdicts[row["name"]])]
     (tmp_path / "toy.json").write_text(json.dumps(result), encoding="utf-8")
-    page = render_page("<!-- results: toy lost -->\n<!-- /results -->\n", tmp_path)
+    page = render("<!-- results: toy lost -->\n<!-- /results -->\n", tmp_path)
     header = "| row | questions | found | cut by the token budget | lost in rerank | lost in fusion | "
     assert header + "retrieved too low | never retrieved |" in page
     assert "| base | 3 | 1 | 0 | 0 | 1 | 0 | 1 |" in page
     assert "| better | 3 | 2 | 1 | 0 | 0 | 0 | 0 |" in page
-    assert stale_blocks(page, tmp_path) == []
+    assert stale(page, tmp_path) == []
     edited = page.replace("| better | 3 | 2 |", "| better | 3 | 3 |")
-    assert stale_blocks(edited, tmp_path) == ["toy lost"]
+    assert [p.line for p in check_page(edited, HERE, Results.at(tmp_path))] == [1]
 
 
 def test_a_loss_block_over_a_file_without_verdicts_says_to_run_it_again(results: Path) -> None:
     with pytest.raises(InputError, match="holds no loss verdicts"):
-        render_page("<!-- results: toy lost -->\n<!-- /results -->\n", results)
+        render("<!-- results: toy lost -->\n<!-- /results -->\n", results)

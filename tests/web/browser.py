@@ -8,7 +8,11 @@ fixtures are in this folder's conftest.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,3 +50,23 @@ def open_page(browser: Any, *, width: int, height: int) -> Iterator[Any]:
     yield opened
     context.close()
     assert not errors, f"the page threw: {errors}"
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # one line per request is noise here
+        pass
+
+
+@contextmanager
+def serve_folder(folder: Path) -> Iterator[str]:
+    """``folder`` (a built static site) on 127.0.0.1, as its base URL; the server listens once it is
+    constructed, so no wait is needed."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -41,6 +41,26 @@ def mini_result() -> dict[str, Any]:
             "headline": "ndcg@10", "metric_names": ["ndcg@10"], "skipped": [], "rows": rows}  # fmt: skip
 
 
+ODD_ROWS = {
+    "hybrid": "hybrid + rerank (k=60, 50%)",
+    "bm25": 'bm25, b=0.75 / "k1" 100% + #?&',
+}
+
+
+def odd_result() -> dict[str, Any]:
+    """``mini_result`` with rows named as suites name them and worse: spaces, a comma, parentheses, '%',
+    '+', a slash, quotes, '#', '?', '&'; and a third row called ``__proto__``, a name a JavaScript object
+    keyed by row would mistake for its prototype; and a skipped row."""
+    document = mini_result()
+    rows = [{**row, "name": ODD_ROWS[row["name"]]} for row in document["rows"]]
+    rows.append({**rows[1], "name": "__proto__", "config": {"top_k": 5, "chunking": {"size": 192}}})
+    for row in rows:
+        row.pop("comparisons")
+    comparisons(rows, ODD_ROWS["hybrid"])
+    skipped = [{"name": "dense (50%)", "reason": "the embedder is not installed"}]
+    return {**document, "suite": "odd", "baseline": ODD_ROWS["hybrid"], "rows": rows, "skipped": skipped}
+
+
 def results_project(root: Path, suite: str) -> Path:
     """``root`` with the toy corpus, its golden set and ``suite`` (a suite file's text) run for real
     into ``results/toy.json`` (stores under ``stores/``), and ``results/mini.json`` beside it."""

@@ -97,15 +97,19 @@ export class TraceDiff {
     );
     if (token !== this.opened) return;
     clear(this.body);
+    const reasons = answers.map((a) => (a.status === "rejected" ? a.reason.message : null));
+    if (reasons[0] && reasons.every((r) => r === reasons[0])) {
+      // One reason for both sides (a static site has no stores): said once, in place of the diff.
+      this.body.append(el("p", { class: "error trace-missing", "data-side": "both" }, reasons[0]));
+      this.root.scrollIntoView({ block: "start" });
+      return;
+    }
     const loaded = answers.map((a) => (a.status === "fulfilled" ? a.value : null));
     this.body.append(this.parting(sides, loaded));
     const flows = [];
     const select = (chunkId) => flows.forEach((f) => f.select(chunkId));
     const columns = el("div", { class: "trace-sides" });
-    sides.forEach((s, i) => {
-      const failed = answers[i].status === "rejected" ? answers[i].reason.message : null;
-      columns.append(this.side(s, loaded[i], failed, flows, select));
-    });
+    sides.forEach((s, i) => columns.append(this.side(s, loaded[i], reasons[i], flows, select)));
     this.body.append(columns);
     this.root.scrollIntoView({ block: "start" });
   }

@@ -1,10 +1,10 @@
 // The Results view: every result file and its rows; a pinned row (the file's baseline until another
 // is pinned) that every other row is read against; the questions behind a cell; one question's
-// trace under both rows. It needs nothing but the JSON a source gives (results-data.js), so the same
-// view can read exported files on a static site.
+// trace under both rows. It needs nothing but the JSON a source gives (results-data.js): the app's
+// Results API, or the files exported to the static site, as the page's <meta> says.
 
 import { clear, el } from "./dom.js";
-import { resultsSource } from "./results-data.js";
+import { pageSource } from "./results-data.js";
 import { lostBar, lostLegend } from "./results-lost.js";
 import { MovesView, PinnedView } from "./results-pinned.js";
 import { TraceDiff } from "./results-trace.js";
@@ -125,7 +125,8 @@ export class ResultsView {
     );
     clear($("#results-rows")).append(el("thead", {}, head), el("tbody", {}, rows));
     const skipped = doc.skipped || [];
-    clear($("#results-skipped")).append(skipped.map((s) => el("li", { "data-row": s.name }, `${s.name} was skipped: ${s.reason}`)));
+    // Spread: Node.append() given an array appended its text, "[object HTMLLIElement]", not the items.
+    clear($("#results-skipped")).append(...skipped.map((s) => el("li", { "data-row": s.name }, `${s.name} was skipped: ${s.reason}`)));
     clear($("#lost-legend")).append(lostLegend());
   }
 
@@ -187,4 +188,15 @@ export class ResultsView {
   }
 }
 
-new ResultsView(resultsSource()).load();
+/** The static site has no chat page: the first link of the views goes back to the site instead. */
+function linkViews(source) {
+  if (!source.static) return;
+  const [chat, results] = document.querySelectorAll("header.top nav.views a");
+  chat.textContent = "Site";
+  chat.setAttribute("href", "../");
+  results.setAttribute("href", "results.html");
+}
+
+const source = pageSource();
+linkViews(source);
+new ResultsView(source).load();

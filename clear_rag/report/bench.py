@@ -1,0 +1,455 @@
+"""The benchmark files under ``results/bench/`` as Markdown: their figures, and clear-rag against each peer.
+
+``bench_table(doc, name)`` renders ``results/bench/<name>.json`` by its kind (the file's ``benchmark``
+field, else its name): retrieval, growth, ingest, serve or make-run, each a small function over the
+fields its script in ``bench/`` writes. A kind not known here yet gets its top-level fields, so that a
+new benchmark file renders before anyone writes its table. Under every table one line says where and
+when it ran, on which versions, under what load, and from which file.
+
+Figures are printed as the file records them, rounded one way (``number``). Ratios are derived from
+two of the file's figures by ``retrieval_ratios``, which the table and the plot's bars
+(``bench_ratios``) both read, always oriented so that above 1 favours clear-rag: queries per second
+clear-rag ÷ peer, build seconds peer ÷ clear-rag.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from clear_rag.errors import InputError
+
+# Fields every benchmark records beside its numbers (bench/common.py), said once in the footer.
+ENVIRONMENT = ("date", "commit", "python", "machine", "cpus")
+DENSE = "dense"
+OURS = "clear-rag"  # the engine and method names of clear-rag's own rows start with this
+T = TypeVar("T")
+
+
+def number(value: float) -> str:
+    """A figure as every bench table prints it: a count as it is (5,183), a measure in whole units
+    with thousands separators from 100 up (6,938), else to three significant figures (98.1, 0.760,
+    0.0465)."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):  # json.loads reads NaN and Infinity
+        return str(value)
+    rounded = float(f"{value:.3g}")
+    if rounded == 0:
+        return "0"
+    if abs(rounded) >= 100:
+        return f"{value:,.0f}"
+    return f"{rounded:.{2 - math.floor(math.log10(abs(rounded)))}f}"
+
+
+def times(value: float) -> str:
+    """A ratio: ``2.96×``."""
+    return f"{number(value)}×"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _spread(summary: dict[str, float]) -> str:
+    return f"{number(summary['median'])} / {number(summary['p90'])}"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def source(name: str) -> str:
+    return f"results/bench/{name}.json"
+
+
+def footer(doc: dict[str, Any], name: str) -> str:
+    """Where and when the benchmark ran, the versions and load it records, and the file it came from."""
+    where = [
+        str(doc["machine"]) if "machine" in doc else "",
+        f"{doc['cpus']} CPUs" if "cpus" in doc else "",
+        f"Python {doc['python']}" if "python" in doc else "",
+        f"commit `{doc['commit']}`" if doc.get("commit") else "",
+        str(doc["date"])[:10] if "date" in doc else "",
+    ]
+    parts = [f"Run on {', '.join(w for w in where if w)}"] if any(where) else []
+    versions = doc.get("versions")
+    if isinstance(versions, dict) and versions:
+        parts.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    loads = [
+        f"{', '.join(number(x) for x in doc[key])} {when}"
+        for key, when in (("load_average_at_start", "at the start"), ("load_average_at_end", "at the end"))
+        if doc.get(key)
+    ]
+    if loads:
+        parts.append(f"load average (1, 5 and 15 minutes) {' and '.join(loads)}")
+    parts.append(f"from `{source(name)}`")
+    return "; ".join(parts) + "."
+
+
+# -- ratios -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """clear-rag against one peer on one measure; ``value`` above 1 favours clear-rag."""
+
+    section: str  # the corpus of a keyword suite ("scifact", "synthetic") or "dense"
+    peer: str  # the engine or method as the file names it, backend and settings included
+    measure: str  # "queries/s" or "build"
+    value: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.peer} ({self.section}, {self.measure})"
+
+
+def dense_partner(method: str, cores: int) -> str:
+    """The clear-rag row a dense method is compared with, as bench/retrieval.py pairs them: a batched
+    peer with ``search_many``, a peer given every core with clear-rag given as many, else one query
+    at a time on one thread."""
+    if "batched" in method or "many" in method:
+        return f"{OURS} search_many"
+    if "threads" in method:
+        return f"{OURS} search, {cores} threads"
+    return f"{OURS} search"
+
+
+def retrieval_ratios(doc: dict[str, Any], name: str = "retrieval") -> list[Ratio]:
+    """Every peer of the retrieval benchmark against clear-rag, from the file's figures:
+
+    - keyword queries: clear-rag queries/s on the very queries the peer answered ÷ the peer's
+      (``clear_rag_queries_per_s_same_queries / queries_per_s``);
+    - keyword build: the peer's median build seconds ÷ clear-rag's (``build_s``), a speed-up;
+    - dense: clear-rag's queries/s in the same mode (``dense_partner``) ÷ the peer's.
+    """
+    found = []
+    for section, suite in doc.get("keyword", {}).items():
+        engines = suite["engines"]
+        ours = engines[OURS]
+        for peer, row in engines.items():
+            if peer.startswith(OURS):
+                continue
+            qps = row["clear_rag_queries_per_s_same_queries"] / row["queries_per_s"]
+            found.append(Ratio(section, peer, "queries/s", qps))
+            found.append(Ratio(section, peer, "build", row["build_s"] / ours["build_s"]))
+    dense = doc.get(DENSE)
+    if dense:
+        methods = dense["engines"]
+        for peer, row in methods.items():
+            if peer.startswith(OURS):
+                continue
+            partner = dense_partner(peer, dense["cores"])
+            if partner not in methods:
+                raise InputError(
+                    f"has the dense method {peer!r} but not {partner!r}, the clear-rag row it is "
+                    "compared with",
+                    path=source(name),
+                    fix="Regenerate it with python -m bench.retrieval",
+                )
+            found.append(
+                Ratio(DENSE, peer, "queries/s", methods[partner]["queries_per_s"] / row["queries_per_s"])
+            )
+    return found
+
+
+def bench_ratios(doc: dict[str, Any], name: str) -> tuple[str, list[tuple[str, float]], str] | None:
+    """(plot title, [(bar label, clear-rag ÷ peer, above 1 favours clear-rag)], x-axis label) for a
+    benchmark with peers; None for one without."""
+    if kind_of(doc, name) != "retrieval":
+        return None
+    ratios = _read(lambda: retrieval_ratios(doc, name), name)
+    if not ratios:
+        return None
+    return (
+        "clear-rag against each peer (retrieval benchmark, one thread each unless named)",
+        [(r.label, r.value) for r in ratios],
+        "clear-rag ÷ peer: queries/s ours ÷ theirs, build s theirs ÷ ours (above 1: clear-rag faster)",
+    )
+
+
+# -- one function per benchmark -----------------------------------------------------------------
+
+
+def _retrieval(doc: dict[str, Any], name: str) -> str:
+    ratios = {(r.section, r.peer, r.measure): r.value for r in retrieval_ratios(doc, name)}
+
+    def ratio(section: str, peer: str, measure: str) -> str:
+        return times(ratios[section, peer, measure]) if (section, peer, measure) in ratios else "—"
+
+    parts = []
+    settings = f"k1 {doc['k1']}, b {doc['b']}, top {doc['k']}" if {"k1", "b", "k"} <= doc.keys() else ""
+    for section, suite in doc.get("keyword", {}).items():
+        head = [
+            "engine",
+            "build s",
+            "RSS MB",
+            "queries/s",
+            "queries timed",
+            "clear-rag ÷ peer, queries/s",
+            "peer ÷ clear-rag, build s",
+            "overlap@10 with clear-rag",
+        ]
+        rows = [
+            [
+                engine,
+                number(row["build_s"]),
+                number(row["rss_peak_mb"]),
+                number(row["queries_per_s"]),
+                number(row["queries_timed"]),
+                ratio(section, engine, "queries/s"),
+                ratio(section, engine, "build"),
+                number(row["agreement"]["overlap_at_10"]),
+            ]
+            for engine, row in suite["engines"].items()
+        ]
+        caption = f"**BM25 on {suite['corpus']}**" + (f" ({settings})" if settings else "")
+        parts += [caption, _table(head, rows)]
+    dense = doc.get(DENSE)
+    if dense:
+        rows = [
+            [
+                method,
+                number(row["queries_per_s"]),
+                "—" if method.startswith(OURS) else dense_partner(method, dense["cores"]),
+                ratio(DENSE, method, "queries/s"),
+            ]
+            for method, row in dense["engines"].items()
+        ]
+        identical = "; every method returned the same top-10 ids" if dense.get("identical_top10") else ""
+        parts += [
+            f"**Exact dense top-{doc.get('k', 10)}: {number(dense['vectors'])} vectors of "
+            f"{number(dense['dim'])} dimensions, {number(dense['queries'])} queries**",
+            _table(["method", "queries/s", "compared with", "clear-rag ÷ peer, queries/s"], rows),
+            f"Vectors: {dense['data']}{identical}.",
+        ]
+    fewer = [
+        f"{engine} on {section}: {_plural(len(row['build_runs_s']), 'build')}"
+        for section, suite in doc.get("keyword", {}).items()
+        for engine, row in suite["engines"].items()
+        if "repeat" in doc and len(row.get("build_runs_s", [])) not in (0, doc["repeat"])
+    ]
+    notes = [
+        (f"Medians of {doc['repeat']} runs" if "repeat" in doc else "Medians of the recorded runs")
+        + (f" ({', '.join(fewer)})" if fewer else ""),
+        "build s: a fresh process per build; RSS MB: growth of the resident high-water mark during a build",
+        "queries/s: one query at a time, query tokenising included; a peer timed on fewer queries is "
+        "compared with clear-rag on the same queries",
+        "both ratios above 1 favour clear-rag",
+    ]
+    parts.append("; ".join(notes) + ".")
+    if doc.get("threads"):
+        parts.append(f"Threads: {doc['threads']}.")
+    if doc.get("targets"):
+        parts.append("Targets, as the run judged them:\n\n" + "\n".join(f"- {t}" for t in doc["targets"]))
+    return "\n\n".join(parts)
+
+
+SERIES_TITLES = {
+    "document_size": "One document of N MB on a single line",
+    "corpus_size": "A corpus of N files of about 2 KB",
+}
+
+
+def _growth(doc: dict[str, Any], name: str) -> str:
+    parts = []
+    for key in ("document_size", "corpus_size"):
+        series = doc.get(key)
+        if not series:
+            continue
+        points = series["points"]
+        unit = "document MB" if points and points[0]["kind"] == "document" else "files"
+        head = [
+            unit,
+            "input MB",
+            "chunks",
+            "ingest s",
+            "index s",
+            "total s",
+            "s per input MB",
+            "RSS growth MB",
+            "RSS growth ÷ input",
+        ]
+        rows = [
+            [
+                number(p["amount"]),
+                number(p["bytes"] / 1e6),
+                number(p["runs"][0]["chunks"]),
+                number(p["ingest_s"]),
+                number(p["index_s"]),
+                number(p["total_s"]),
+                number(p["s_per_mb"]),
+                number(p["rss_growth_mb"]),
+                times(p["rss_growth_per_input_byte"]),
+            ]
+            for p in points
+        ]
+        parts += [
+            f"**{SERIES_TITLES.get(key, key)}**",
+            _table(head, rows),
+            f"Slope of time against size on log-log axes: {number(series['slope'])} (1.0 is linear).",
+        ]
+    settings = [
+        f"embedder: {doc['embedder']}" if "embedder" in doc else "",
+        f"chunking: {doc['chunking']}" if "chunking" in doc else "",
+        f"median of {doc['repeat']} run{'s' if doc['repeat'] != 1 else ''} per point, each in a fresh process"
+        if "repeat" in doc
+        else "",
+    ]
+    parts.append("; ".join(s for s in settings if s).capitalize() + ".")
+    return "\n\n".join(parts)
+
+
+def _ingest(doc: dict[str, Any], name: str) -> str:
+    chunker = ", ".join(f"{k} {v}" for k, v in doc.get("chunker", {}).items())
+    caption = f"**{doc['corpus']}**: {number(doc['files'])} files, {number(doc['chunks'])} chunks" + (
+        f"; {chunker}" if chunker else ""
+    )
+    rows = [
+        [what, number(doc[key]["median"]), ", ".join(number(t) for t in doc[key]["runs"])]
+        for what, key in (
+            ("first, into a fresh store", "first_ingest_s"),
+            ("again, nothing changed", "re_ingest_s"),
+        )
+    ]
+    table = _table(["ingest", "median s", "runs s"], rows)
+    fraction = f"Re-ingest ÷ first ingest: {number(doc['re_ingest_fraction'])}."
+    return "\n\n".join([caption, table, fraction])
+
+
+def _serve(doc: dict[str, Any], name: str) -> str:
+    head = [
+        "store",
+        "config",
+        "chunks",
+        "questions",
+        "cold first stage ms",
+        "first stage ms",
+        "first token ms",
+        "done ms",
+        "server first stage ms",
+        "server total ms",
+    ]
+    rows, stages, builds = [], [], []
+    for store, point in doc["stores"].items():
+        build = point.get("build", {})
+        builds.append(
+            point["corpus"]
+            + (
+                f" (ingest {number(build['ingest_s'])} s, index {number(build['index_s'])} s)"
+                if build
+                else ""
+            )
+        )
+        for config, row in point["configs"].items():
+            client, server = row["client_ms"], row["server_ms"]
+            rows.append(
+                [
+                    store,
+                    config,
+                    number(point["chunks"]),
+                    number(row["questions"]),
+                    number(row["cold_first_stage_ms"]),
+                    _spread(client["first_stage_ms"]),
+                    _spread(client["first_token_ms"]),
+                    _spread(client["done_ms"]),
+                    _spread(server["first_stage_ms"]),
+                    _spread(server["total_ms"]),
+                ]
+            )
+            stages += [
+                [store, config, stage, number(s["median"]), number(s["p90"])]
+                for stage, s in row["stage_elapsed_ms"].items()
+            ]
+    notes = [
+        "ms: median / p90 of the timed questions, client side unless marked server (the done event's "
+        "timings); the cold question, which loads the indexes, is timed apart",
+        f"providers: {doc['providers']}" if "providers" in doc else "",
+        f"server: {doc['server']}" if "server" in doc else "",
+    ]
+    parts = [
+        _table(head, rows),
+        "; ".join(n for n in notes if n) + ".",
+        "Stores: " + "; ".join(builds) + ".",
+        "**Each stage's own time** (its `elapsed_ms`)",
+        _table(["store", "config", "stage", "median ms", "p90 ms"], stages),
+    ]
+    if doc.get("target"):
+        parts.append(f"Target: {doc['target']}")
+    return "\n\n".join(parts)
+
+
+def _make_run(doc: dict[str, Any], name: str) -> str:
+    runs = [(key, value) for key, value in doc.items() if isinstance(value, dict) and "wall_s" in value]
+    head = ["run", "wall s", "graph s", "sources observed", "partitions materialized", "rows reproduced"]
+
+    def optional(value: float | None) -> str:
+        return "—" if value is None else number(value)
+
+    rows = [
+        [
+            key,
+            number(run["wall_s"]),
+            optional(run.get("graph_s")),
+            optional(run.get("sources_observed")),
+            optional(run.get("partitions_materialized")),
+            ", ".join(f"{r['suite']} {r['reproduced']} of {r['rows']}" for r in run.get("reproduced", []))
+            or "—",
+        ]
+        for key, run in runs
+    ]
+    return "\n\n".join([f"**{doc.get('benchmark', name)}**", _table(head, rows)])
+
+
+def _generic(doc: dict[str, Any], name: str) -> str:
+    """A benchmark not known here yet: its top-level figures and words, as the file has them."""
+    rows = []
+    for key, value in doc.items():
+        if key in ENVIRONMENT or isinstance(value, dict | list):
+            continue
+        shown = number(value) if isinstance(value, float) else str(value)
+        rows.append([key, shown])
+    return _table(["field", "value"], rows)
+
+
+KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "retrieval": _retrieval,
+    "growth": _growth,
+    "ingest": _ingest,
+    "serve": _serve,
+    "make-run": _make_run,
+}
+
+
+def kind_of(doc: dict[str, Any], name: str) -> str | None:
+    """The kind of benchmark: its ``benchmark`` field where that is a known kind, else its file name
+    (make-run's field is a sentence); None for a kind not known here."""
+    for key in (doc.get("benchmark"), name):
+        if isinstance(key, str) and key in KINDS:
+            return key
+    return None
+
+
+def _read(render: Callable[[], T], name: str) -> T:
+    """``render()``, with a file that lacks a field its kind needs named, instead of a traceback."""
+    try:
+        return render()
+    except (KeyError, TypeError, ZeroDivisionError) as err:
+        raise InputError(
+            f"lacks a figure its table needs ({type(err).__name__}: {err})",
+            path=source(name),
+            fix="Regenerate it with the benchmark that writes it (see the reproduce page)",
+        ) from None
+
+
+def bench_table(doc: dict[str, Any], name: str) -> str:
+    """``results/bench/<name>.json`` as Markdown: its figures, its ratios against peers where it has
+    any, and the line saying where, when and from which file."""
+    kind = kind_of(doc, name)
+    render = KINDS[kind] if kind is not None else _generic
+    body = _read(lambda: render(doc, name), name)
+    return f"{body}\n\n{footer(doc, name)}\n"

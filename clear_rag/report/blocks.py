@@ -1,0 +1,290 @@
+"""The marked blocks of pages, refilled from result files, and the check that they still match.
+
+A page (the README, or any page under ``site/``) marks where generated content goes:
+
+    <!-- results: tech -->
+    (generated, never edited by hand)
+    <!-- /results -->
+
+The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retrieval`` is
+``results/bench/retrieval.json``, ``*`` is all of them) and optionally a kind:
+
+- (none): the suite table, every row against the baseline (``tables.suite_table``);
+- ``lost``: where each row's answers were lost (``tables.lost_table``);
+- ``previous``: each row against the row before it (``tables.previous_table``);
+- ``categories``: the headline metric per question category (``tables.categories_table``);
+- ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
+- ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``);
+- ``reproduce``: the command behind every result file (``commands.reproduce_table``, name ``*``);
+- ``plot WHICH``: an SVG plot (``plots``) written to ``site/plots/`` and linked from the page.
+
+``render_page`` refills every block; ``check_page`` says, by file and line, which block differs from
+what its result file renders to (a hand edit, or a newer result file), which plot file no longer
+matches it, and which number in the prose matches no result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import InputError
+
+BLOCK = re.compile(
+    r"(<!-- results: (?P<name>[\w./*-]+)(?: (?P<kind>[a-z]+)(?: (?P<arg>[a-z]+))?)? -->\n)"
+    r"(?P<body>.*?)(<!-- /results -->)",
+    re.S,
+)
+PLOTS = Path("site") / "plots"
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\w|\.\d)")
+
+
+@dataclass(frozen=True)
+class Results:
+    """Where result files are read from: ``folders`` in order, the first that holds a file wins (a run's
+    own results, then the committed ones for the files the run did not write)."""
+
+    folders: tuple[Path, ...]
+    _cache: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    drawn: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def at(cls, *folders: Path | str) -> Results:
+        return cls(tuple(Path(f) for f in folders))
+
+    def path(self, name: str) -> Path:
+        for folder in self.folders:
+            candidate = folder / f"{name}.json"
+            if candidate.is_file():
+                return candidate
+        raise InputError(
+            "is named by a results block but does not exist",
+            path=str(self.folders[0] / f"{name}.json"),
+            fix="Write it with the command that produces it (see site/reproduce.md), "
+            "or correct the name in the block",
+        )
+
+    def load(self, name: str) -> dict[str, Any]:
+        if name not in self._cache:
+            path = self.path(name)
+            try:
+                self._cache[name] = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError as err:
+                raise InputError(
+                    f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it"
+                ) from None
+        return self._cache[name]
+
+    def names(self) -> list[str]:
+        """Every result file's name, suites first then benchmarks, each once."""
+        found = {
+            path.relative_to(folder).with_suffix("").as_posix()
+            for folder in self.folders
+            for path in folder.rglob("*.json")
+            if "generations" not in path.relative_to(folder).parts
+        }
+        return sorted(found, key=lambda name: (name.count("/"), name))
+
+    def folder(self, name: str) -> Path:
+        path = self.path(name)
+        return path.parents[name.count("/")]
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    kind: str | None
+    arg: str | None
+    line: int  # of the opening marker, counted from 1
+    body: str
+
+    @property
+    def label(self) -> str:
+        return " ".join(part for part in (self.name, self.kind, self.arg) if part)
+
+
+def blocks(text: str) -> Iterator[Block]:
+    for m in BLOCK.finditer(text):
+        yield Block(
+            m.group("name"),
+            m.group("kind"),
+            m.group("arg"),
+            text.count("\n", 0, m.start()) + 1,
+            m.group("body"),
+        )
+
+
+def plot_path(name: str, which: str) -> Path:
+    """Where the plot ``which`` of result file ``name`` lives, from the project root."""
+    return PLOTS / f"{name.replace('/', '-')}-{which}.svg"
+
+
+PLOT_TITLES = {
+    "suite": "Each row against the baseline, with its 95% interval",
+    "categories": "The headline metric per question category",
+    "lost": "Where each row's answers were lost",
+    "ratios": "clear-rag against each peer (above 1: clear-rag ahead)",
+}
+
+
+def _plot_link(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.figures import check_kind
+
+    target = plot_path(block.name, block.arg or "")
+    check_kind(block.name, block.arg or "", results)  # an unknown plot is named here, not in the browser
+    link = Path(os.path.relpath(target, page.parent)).as_posix()
+    return f"![{PLOT_TITLES.get(block.arg or '', block.arg)}, {block.name}]({link})\n"
+
+
+def _suite(function: str) -> Callable[[Block, Path, Results], str]:
+    """A renderer calling ``tables.<function>`` or ``caveats.caveats`` on the file and its path."""
+
+    def render(block: Block, page: Path, results: Results) -> str:
+        from clear_rag.report import caveats, tables
+
+        call = caveats.caveats if function == "caveats" else getattr(tables, function)
+        return str(call(results.load(block.name), results.path(block.name).as_posix()))
+
+    return render
+
+
+def _lost(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.tables import lost_table
+
+    return lost_table(results.load(block.name), results.folder(block.name), block.name)
+
+
+def _bench(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.bench import bench_table
+
+    return bench_table(results.load(block.name), block.name.removeprefix("bench/"))
+
+
+def _reproduce(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.commands import reproduce_table
+
+    return reproduce_table(results.folders[0])
+
+
+RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
+    None: _suite("suite_table"),
+    "previous": _suite("previous_table"),
+    "categories": _suite("categories_table"),
+    "caveats": _suite("caveats"),
+    "lost": _lost,
+    "bench": _bench,
+    "reproduce": _reproduce,
+    "plot": _plot_link,
+}
+
+
+def render_block(block: Block, page: Path, results: Results) -> str:
+    if block.kind not in RENDERERS:
+        raise InputError(
+            f"names an unknown kind of block {block.kind!r}",
+            path=f"{page}:{block.line}",
+            fix=f"Use one of: {', '.join(sorted(k for k in RENDERERS if k))}, or none for the suite table",
+        )
+    return RENDERERS[block.kind](block, page, results)
+
+
+def render_page(text: str, page: Path, results: Results) -> str:
+    """``text`` (the page at ``page``, relative to the project root) with every block refilled."""
+    out, last = [], 0
+    for m, block in zip(BLOCK.finditer(text), blocks(text), strict=True):
+        out += [text[last : m.start("body")], render_block(block, page, results)]
+        last = m.end("body")
+    return "".join([*out, text[last:]])
+
+
+def plots_named(text: str) -> list[tuple[str, str]]:
+    """The (result file, plot) pairs the page's plot blocks link to."""
+    return [(b.name, b.arg or "") for b in blocks(text) if b.kind == "plot"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    page: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}: {self.message}"
+
+
+def check_page(
+    text: str, page: Path, results: Results, known: set[str] | None = None, root: Path = Path(".")
+) -> list[Problem]:
+    """Every way ``page`` has drifted from its results: a block that renders differently, a plot file
+    whose bytes are not what its result file renders to, and a number in prose that no result holds."""
+    from clear_rag.report.figures import render_plot
+
+    problems = []
+    for block in blocks(text):
+        if block.body != render_block(block, page, results):
+            problems.append(
+                Problem(
+                    page,
+                    block.line,
+                    f"block {block.label!r} differs from {results.path(block.name).as_posix()} "
+                    "(edited by hand, or stale): run `clear-rag report`",
+                )
+            )
+        if block.kind == "plot":
+            target = plot_path(block.name, block.arg or "")
+            fresh = render_plot(block.name, block.arg or "", results)
+            on_disk = (root / target).read_bytes() if (root / target).is_file() else None
+            if on_disk != fresh:
+                state = "is missing" if on_disk is None else "no longer matches"
+                problems.append(
+                    Problem(
+                        page,
+                        block.line,
+                        f"plot {target.as_posix()} {state} what {results.path(block.name).as_posix()} "
+                        "renders to: run `clear-rag report`",
+                    )
+                )
+    known = known if known is not None else result_numbers(results)
+    for line, number in unmatched_numbers(text, known):
+        problems.append(
+            Problem(page, line, f"the number {number} matches no value in the result files: quote results")
+        )
+    return problems
+
+
+def result_numbers(results: Results) -> set[str]:
+    """Every number in every result file, written at each precision from 3 to 6 decimals."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, float | int) and not isinstance(value, bool):
+            found.update(f"{abs(value):.{digits}f}" for digits in range(3, 7))
+
+    for folder in results.folders:
+        for path in sorted(folder.rglob("*.json")):
+            walk(json.loads(path.read_text(encoding="utf-8")))
+    return found
+
+
+def unmatched_numbers(text: str, known: set[str]) -> list[tuple[int, str]]:
+    """(line, number) of each number with three or more decimals in prose (outside blocks and fenced
+    code) that no result holds."""
+    hidden = re.compile(r"```.*?```", re.S)
+    spans = [(m.start(), m.end()) for pattern in (BLOCK, hidden) for m in pattern.finditer(text)]
+    found = []
+    for m in NUMBER.finditer(text):
+        if any(start <= m.start() < end for start, end in spans) or m.group() in known:
+            continue
+        found.append((text.count("\n", 0, m.start()) + 1, m.group()))
+    return found

@@ -1,0 +1,117 @@
+"""What the Results view reads, as plain functions of a results folder or a result document: the Results
+API (``clear_rag.web.results``) answers them over HTTP and the static export (``clear_rag.results.export``)
+writes them to files, so a page on the site and the page of ``clear-rag serve`` cannot disagree.
+
+Each function returns the JSON document of one endpoint, and ``encode`` is the one way an answer
+becomes bytes (the API's responses and the exported files both go through it). Errors are
+``ClearRagError``: a document missing a field the view needs is a ``ResultsQueryError`` naming the
+file, not a ``KeyError`` from deep inside.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import ResultsQueryError
+from clear_rag.results.pinned import against_pinned
+from clear_rag.results.pinned import moves as question_moves
+from clear_rag.results.queries import run_named
+
+
+def encode(answer: Any) -> bytes:
+    """An answer as the bytes sent or written: compact UTF-8 JSON in the answer's own key order (the
+    order the view shows a config diff in), no NaN. Starlette's ``JSONResponse`` encodes the same way."""
+    text = json.dumps(answer, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+    return text.encode()
+
+
+def files(results_dir: Path) -> dict[str, Any]:
+    """``GET /api/results``: every result file's summary (``summary``)."""
+    return {"files": summary(results_dir)}
+
+
+def summary(results_dir: Path) -> list[dict[str, Any]]:
+    """Per file: suite, date, baseline, headline and its rows (metrics, models, date, config hash, and
+    how many questions were lost at each stage), read through the named queries; none for no files."""
+    if not any(results_dir.glob("*.json")):
+        return []
+    listed = _records(*run_named("suites", results_dir))
+    rows = _records(*run_named("rows", results_dir))
+    lost = {(r["file"], r["row"]): r for r in _records(*run_named("lost", results_dir))}
+    out = {f["file"]: {**f, "rows": []} for f in listed}
+    for r in rows:
+        columns = list(r)
+        metric_names = columns[columns.index("headline") + 1 : columns.index("config")]
+        losses = lost.get((r["file"], r["row"]), {})
+        out[r["file"]]["rows"].append(
+            {
+                "name": r["row"],
+                "config_hash": r["config_hash"],
+                "date": r["date"],
+                "questions": r["questions"],
+                "models": {k: r[k] for k in ("embedder", "reranker", "chat") if r[k] is not None},
+                "metrics": {m: r[m] for m in metric_names if r[m] is not None},
+                "lost": {k: v for k, v in losses.items() if k not in ("file", "suite", "row", "questions")},
+            }
+        )
+    return list(out.values())
+
+
+def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    return [
+        {c: v.isoformat() if isinstance(v, datetime) else v for c, v in zip(columns, row, strict=True)}
+        for row in rows
+    ]
+
+
+def pinned(file: str, document: Mapping[str, Any], row: str) -> dict[str, Any]:
+    """``GET /api/results/FILE/pinned/ROW``: every other row of ``file`` read against ``row``."""
+    with in_shape(file):
+        read = against_pinned(document, row, source=f"{file}.json")
+    return {"file": file, "pinned": row, "metric_names": document.get("metric_names", []), "rows": read}
+
+
+def moves(file: str, document: Mapping[str, Any], pinned: str, row: str, metric: str) -> dict[str, Any]:
+    """``GET /api/results/FILE/moves?pinned=&row=&metric=``: the questions whose ``metric`` differs
+    between the two rows, and how many went up and down."""
+    with in_shape(file):
+        found = question_moves(document, pinned, row, metric, source=f"{file}.json")
+    ups = sum(m["direction"] == "up" for m in found)
+    return {
+        "file": file,
+        "pinned": pinned,
+        "row": row,
+        "metric": metric,
+        "up": ups,
+        "down": len(found) - ups,
+        "moves": found,
+    }
+
+
+def measured_rows(document: Mapping[str, Any]) -> list[str]:
+    """The names of the rows that can be pinned (measured ones, each once), in the file's order."""
+    return list(dict.fromkeys(r["name"] for r in document["rows"] if "skipped" not in r))
+
+
+def shape_error(file: str, err: Exception) -> ResultsQueryError:
+    """The error for a hand-edited or older file lacking a field the view needs (a ``KeyError``,
+    ``TypeError`` or ``ValueError`` met while reading it)."""
+    return ResultsQueryError(
+        f"is not in the shape of a result file ({type(err).__name__}: {err})",
+        path=f"{file}.json",
+        fix="Regenerate it with `clear-rag ablate SUITE --save-results`",
+    )
+
+
+@contextmanager
+def in_shape(file: str) -> Iterator[None]:
+    """Turn a missing or mistyped field met while reading ``file`` into its ``shape_error``."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError) as err:
+        raise shape_error(file, err) from None

@@ -1,0 +1,159 @@
+"""The site's generated blocks: each row against the one before, per-category figures, caveats written
+from the numbers, and plots that the check re-draws and compares byte for byte."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from clear_rag.cli import app
+from clear_rag.report.blocks import Results, check_page, plot_path, render_page
+from clear_rag.report.caveats import CEILING, caveats
+from clear_rag.report.tables import categories_table, previous_table
+
+CATEGORIES = ("factual", "paraphrase", "identifier")
+
+
+def comparison(difference: float, half: float, against: str) -> dict[str, Any]:
+    return {
+        "difference": difference,
+        "ci_low": difference - half,
+        "ci_high": difference + half,
+        "p_sign": 0.01 if abs(difference) > half else 0.5,
+        "up": 3,
+        "down": 1,
+        "ties": 0,
+        "against": against,
+    }
+
+
+def suite(seed: int, rows: int = 4) -> dict[str, Any]:
+    """A suite document of ``rows`` rows with random metrics and comparisons, in the written shape."""
+    rng = random.Random(seed)
+    names = [f"row {n}" for n in range(rows)]
+    questions = [{"id": f"q{n}", "category": CATEGORIES[n % 3], "metrics": {}} for n in range(7)]
+    out = []
+    for n, name in enumerate(names):
+        metrics = {m: round(rng.random(), 4) for m in ("recall@5", "mrr@10", "ndcg@10")}
+        comparisons: dict[str, Any] = {}
+        if n:
+            comparisons["baseline"] = {m: comparison(rng.uniform(-0.2, 0.2), 0.05, names[0]) for m in metrics}
+            comparisons["previous"] = {
+                m: comparison(rng.uniform(-0.2, 0.2), 0.05, names[n - 1]) for m in metrics
+            }
+        out.append(
+            {
+                "name": name,
+                "metrics": metrics,
+                "models": {"embedder": "hash@1"},
+                "by_category": {c: {"ndcg@10": round(rng.random(), 4)} for c in CATEGORIES},
+                "questions": questions,
+                "comparisons": comparisons,
+            }
+        )
+    return {
+        "suite": "toy",
+        "date": "2026-11-29T00:00:00+00:00",
+        "golden": {"questions": 7},
+        "baseline": names[0],
+        "headline": "ndcg@10",
+        "metric_names": ["recall@5", "mrr@10", "ndcg@10"],
+        "skipped": [],
+        "rows": out,
+    }
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_row_is_compared_with_the_one_before_it(seed: int) -> None:
+    doc = suite(seed)
+    lines = [line for line in previous_table(doc, "r.json").splitlines() if line.startswith("| row ")]
+    assert [line.split(" | ")[1] for line in lines[1:]] == [r["name"] for r in doc["rows"][:-1]]
+    for line, row in zip(lines[1:], doc["rows"][1:], strict=True):
+        assert f"{row['comparisons']['previous']['ndcg@10']['difference']:+.4f}" in line
+
+
+def test_categories_count_every_question_once() -> None:
+    doc = suite(0)
+    head = categories_table(doc, "r.json").splitlines()[0]
+    counts = [int(cell.rsplit("(", 1)[1].rstrip(")")) for cell in head.strip("| ").split(" | ")[1:]]
+    assert sum(counts) == len(doc["rows"][0]["questions"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_caveats_name_every_row_on_the_side_of_its_interval(seed: int) -> None:
+    doc = suite(seed, rows=6)
+    text = caveats(doc, "r.json")
+    inside = [
+        r["name"]
+        for r in doc["rows"][1:]
+        if r["comparisons"]["baseline"]["ndcg@10"]["ci_low"]
+        <= 0
+        <= r["comparisons"]["baseline"]["ndcg@10"]["ci_high"]
+    ]
+    line = next(line for line in text.splitlines() if line.startswith("- On ndcg@10"))
+    assert f"{len(inside)} of the {len(doc['rows']) - 1} rows" in line
+    said_inside = line.split("from it: ")[1].split(". Beyond")[0]
+    assert said_inside.split("; ") == (inside or ["none"])
+
+
+def test_a_metric_at_its_ceiling_in_most_rows_is_called_saturated_and_only_then() -> None:
+    doc = suite(1)
+    for row in doc["rows"]:
+        row["metrics"]["recall@5"] = CEILING + 0.05
+    assert "recall@5 is at least" in caveats(doc, "r.json")
+    doc["rows"][0]["metrics"]["recall@5"] = doc["rows"][1]["metrics"]["recall@5"] = 0.5
+    doc["rows"][2]["metrics"]["recall@5"] = 0.4
+    assert "recall@5 is at least" not in caveats(doc, "r.json")
+
+
+PAGE = """# Toy
+
+<!-- results: toy plot suite -->
+<!-- /results -->
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "toy.json").write_text(json.dumps(suite(3)), encoding="utf-8")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "toy.md").write_text(PAGE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_report_writes_the_plot_and_the_check_names_a_stale_one_by_file_and_line(project: Path) -> None:
+    runner = CliRunner()
+    page = Path("site") / "toy.md"
+    missing = runner.invoke(app, ["check-report", str(page)])
+    assert missing.exit_code == 1
+    assert f"{page}:3: plot site/plots/toy-suite.svg is missing" in missing.output
+    written = runner.invoke(app, ["report", str(page)])
+    assert written.exit_code == 0, written.output
+    svg = project / plot_path("toy", "suite")
+    assert svg.read_bytes().lstrip().startswith(b"<?xml")
+    assert "](plots/toy-suite.svg)" in page.read_text(encoding="utf-8")
+    assert runner.invoke(app, ["check-report", str(page)]).exit_code == 0
+    # A new result file and a plot left as it was: the check names the page, the line and the plot.
+    doc = suite(4)
+    (project / "results" / "toy.json").write_text(json.dumps(doc), encoding="utf-8")
+    stale = runner.invoke(app, ["check-report", str(page)])
+    assert stale.exit_code == 1
+    assert f"{page}:3: plot site/plots/toy-suite.svg no longer matches what results/toy.json renders to" in (
+        stale.output
+    )
+    assert runner.invoke(app, ["report", str(page)]).exit_code == 0
+    assert runner.invoke(app, ["check-report", str(page)]).exit_code == 0
+
+
+def test_a_plot_of_a_kind_the_file_cannot_have_is_named(project: Path) -> None:
+    text = PAGE.replace("plot suite", "plot ratios")
+    with pytest.raises(Exception, match=r"toy\.json: has no plot 'ratios'"):
+        render_page(text, Path("site/toy.md"), Results.at("results"))
+    assert check_page(PAGE, Path("site/toy.md"), Results.at("results"))[0].line == 3

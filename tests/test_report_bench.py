@@ -1,0 +1,317 @@
+"""The performance and reproduce pages' renderings: properties of what they print, not today's numbers."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import re
+import shlex
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from clear_rag.cli.app import app
+from clear_rag.errors import InputError
+from clear_rag.report.bench import bench_ratios, bench_table, number, retrieval_ratios, times
+from clear_rag.report.commands import cli_name, command_for, reproduce_table
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+BENCH_FILES = sorted((RESULTS / "bench").glob("*.json"))
+RESULT_FILES = sorted(RESULTS.rglob("*.json"))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
+
+
+def _engine(qps: float, build_s: float, ours_qps: float) -> dict[str, Any]:
+    return {
+        "build_s": build_s,
+        "build_runs_s": [build_s],
+        "rss_peak_mb": 10.0,
+        "queries_per_s": qps,
+        "queries_timed": 3,
+        "clear_rag_queries_per_s_same_queries": ours_qps,
+        "agreement": {"overlap_at_10": 1.0},
+    }
+
+
+def retrieval_doc(peer_query_s: float = 0.004, ours_build_s: float = 1.5) -> dict[str, Any]:
+    """Three queries; clear-rag answers them in 0.003 s (1000 q/s) and builds in ``ours_build_s``;
+    the peer answers them in ``peer_query_s`` and builds in 3 s. Dense: clear-rag 50 q/s, faiss 100."""
+    ours_qps = 3 / 0.003
+    return {
+        "benchmark": "retrieval",
+        "date": "2026-01-02T03:04:05+00:00",
+        "k": 10,
+        "k1": 1.2,
+        "b": 0.75,
+        "repeat": 1,
+        "keyword": {
+            "toy": {
+                "corpus": "three documents",
+                "documents": 3,
+                "queries": 3,
+                "engines": {
+                    "clear-rag": _engine(ours_qps, ours_build_s, ours_qps),
+                    "bm25s-numba": _engine(3 / peer_query_s, 3.0, ours_qps),
+                },
+            }
+        },
+        "dense": {
+            "vectors": 3,
+            "dim": 4,
+            "cores": 2,
+            "queries": 3,
+            "data": "three vectors",
+            "engines": {
+                "clear-rag search": {"queries_per_s": 50.0},
+                "faiss IndexFlatIP": {"queries_per_s": 100.0},
+            },
+        },
+    }
+
+
+def _ratio(doc: dict[str, Any], peer: str, measure: str) -> float:
+    return next(r.value for r in retrieval_ratios(doc) if r.peer == peer and r.measure == measure)
+
+
+# -- bench_table --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", BENCH_FILES, ids=lambda p: p.stem)
+def test_every_committed_benchmark_renders_with_its_source_and_date(path: Path) -> None:
+    doc = _load(path)
+    table = bench_table(doc, path.stem)
+    assert f"from `results/bench/{path.stem}.json`" in table
+    assert doc["date"][:10] in table
+    assert table.startswith(("|", "**")) and table.endswith(".\n")
+
+
+def test_there_are_committed_benchmarks_to_render() -> None:
+    """Guard against the test above passing because it reads nothing."""
+    assert {p.stem for p in BENCH_FILES} >= {"retrieval", "growth", "ingest", "serve", "make-run"}
+
+
+def test_a_ratio_is_computed_from_the_two_figures_it_compares() -> None:
+    doc = retrieval_doc()
+    assert _ratio(doc, "bm25s-numba", "queries/s") == pytest.approx((3 / 0.003) / (3 / 0.004))
+    assert _ratio(doc, "bm25s-numba", "build") == pytest.approx(3.0 / 1.5)
+    assert _ratio(doc, "faiss IndexFlatIP", "queries/s") == pytest.approx(50.0 / 100.0)
+    table = bench_table(doc, "toy")
+    assert f"| {times(4 / 3)} | {times(2.0)} |" in table
+    assert times(0.5) in table
+
+
+def test_doubling_a_time_moves_the_ratio_by_half() -> None:
+    slower_peer = retrieval_doc(peer_query_s=0.008)  # the peer's queries take twice as long
+    slower_ours = retrieval_doc(ours_build_s=3.0)  # clear-rag's build takes twice as long
+    base = retrieval_doc()
+    assert _ratio(slower_peer, "bm25s-numba", "queries/s") == pytest.approx(
+        2 * _ratio(base, "bm25s-numba", "queries/s")
+    )
+    assert _ratio(slower_ours, "bm25s-numba", "build") == pytest.approx(
+        _ratio(base, "bm25s-numba", "build") / 2
+    )
+    assert f"| {times((3 / 0.003) / (3 / 0.008))} |" in bench_table(slower_peer, "toy")
+    assert f"| {times(3.0 / 3.0)} |" in bench_table(slower_ours, "toy")
+
+
+@pytest.mark.parametrize(
+    ("doc", "name"), [(retrieval_doc(), "toy"), (_load(RESULTS / "bench" / "retrieval.json"), "retrieval")]
+)
+def test_the_plot_and_the_table_show_the_same_ratios(doc: dict[str, Any], name: str) -> None:
+    found = bench_ratios(doc, name)
+    assert found is not None
+    _, bars, _ = found
+    assert [value for _, value in bars] == [r.value for r in retrieval_ratios(doc, name)]
+    in_table = Counter(re.findall(r"\| ([\d,.]+×) ", bench_table(doc, name)))
+    assert in_table == Counter(times(value) for _, value in bars)
+    assert len({label for label, _ in bars}) == len(bars)
+
+
+def test_recomputed_ratios_equal_the_ones_the_benchmark_wrote() -> None:
+    """The pairing of dense methods and the direction of each ratio are the script's own."""
+    doc = _load(RESULTS / "bench" / "retrieval.json")
+    for r in retrieval_ratios(doc):
+        row = (doc["dense"] if r.section == "dense" else doc["keyword"][r.section])["engines"][r.peer]
+        stored = (
+            row["clear_rag_over_peer_qps"]
+            if r.measure == "queries/s"
+            else 1 / row["clear_rag_over_peer_build"]
+        )
+        assert r.value == pytest.approx(stored)
+
+
+@pytest.mark.parametrize("path", BENCH_FILES, ids=lambda p: p.stem)
+def test_only_a_benchmark_with_peers_has_ratios(path: Path) -> None:
+    found = bench_ratios(_load(path), path.stem)
+    assert (found is not None) == (path.stem == "retrieval")
+
+
+def test_growth_shows_the_slope_the_file_records() -> None:
+    doc = _load(RESULTS / "bench" / "growth.json")
+    table = bench_table(doc, "growth")
+    for series in ("document_size", "corpus_size"):
+        assert f"log-log axes: {number(doc[series]['slope'])} " in table
+        assert table.count("\n| ") >= len(doc[series]["points"])
+
+
+def test_an_unknown_benchmark_renders_its_top_level_fields() -> None:
+    doc = {
+        "benchmark": "novel",
+        "date": "2026-01-02T00:00:00+00:00",
+        "widgets_per_s": 12.345,
+        "note": "n",
+        "x": {},
+    }
+    table = bench_table(doc, "novel")
+    assert "| widgets_per_s | 12.3 |" in table and "| note | n |" in table and "| x |" not in table
+    assert "2026-01-02" in table and "`results/bench/novel.json`" in table
+    assert bench_ratios(doc, "novel") is None
+
+
+def test_an_empty_benchmark_file_still_renders() -> None:
+    assert bench_table({}, "empty").endswith("from `results/bench/empty.json`.\n")
+
+
+def test_a_known_benchmark_missing_a_figure_is_named_not_a_traceback() -> None:
+    doc = retrieval_doc()
+    del doc["keyword"]["toy"]["engines"]["bm25s-numba"]["build_s"]
+    with pytest.raises(InputError, match=re.escape("results/bench/toy.json")):
+        bench_table(doc, "toy")
+
+
+def test_numbers_round_one_way() -> None:
+    assert [number(x) for x in (6938.0009, 98.052, 0.75979, 0.0465, 99.96, 1.0, 0.0)] == [
+        "6,938",
+        "98.1",
+        "0.760",
+        "0.0465",
+        "100",
+        "1.00",
+        "0",
+    ]
+    assert number(100000) == "100,000"
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def test_a_recorded_command_wins() -> None:
+    doc = {"command": "python -m bench.future --fast", "suite": "tech", "embedder": "x", "rows": []}
+    assert command_for(RESULTS / "tech.json", doc, root=ROOT) == "python -m bench.future --fast"
+    assert command_for(Path("anything.json"), {"command": "make it"}, root=ROOT) == "make it"
+
+
+def test_every_committed_result_file_has_a_command() -> None:
+    commands = {p: command_for(p, _load(p), root=ROOT) for p in RESULT_FILES}
+    assert len(commands) >= 13  # six suite files, two generation caches, five benchmarks
+    assert commands[RESULTS / "baseline-fake.json"].endswith("--bless")
+    assert "--chat smollm2" in commands[RESULTS / "tech-expansion.json"]
+
+
+@pytest.mark.parametrize("path", RESULT_FILES, ids=lambda p: p.relative_to(RESULTS).as_posix())
+def test_each_command_parses(path: Path) -> None:
+    args = shlex.split(command_for(path, _load(path), root=ROOT))
+    if args[0] == "clear-rag":
+        group = typer.main.get_command(app)
+        parent = group.context_class(group, info_name="clear-rag")
+        command = group.get_command(parent, args[1])  # type: ignore[attr-defined]  # a Group
+        assert command is not None, args
+        # Parses and converts every argument without running the command: an unknown option, a
+        # missing argument or a value of the wrong type raises here.
+        command.make_context(args[1], args[2:], parent=parent)
+    else:
+        assert args[:2] == ["python", "-m"], args
+        assert importlib.util.find_spec(args[2]) is not None, args[2]
+
+
+@pytest.mark.parametrize(
+    ("name", "doc", "why"),
+    [
+        ("mystery.json", {"anything": 1}, "matches no known writer"),
+        (
+            "elsewhere.json",
+            {"suite": "elsewhere", "embedder": "e", "rows": []},
+            "golden/suites/elsewhere.yaml does not exist",
+        ),
+        ("renamed.json", {"suite": "tech", "embedder": "e", "rows": []}, "under another name"),
+        (
+            "tech.json",
+            {"suite": "tech", "embedder": "e", "rows": [{"name": "a row no suite file lists", "models": {}}]},
+            "does not list",
+        ),
+        (
+            "tech.json",
+            {
+                "suite": "tech",
+                "embedder": "e",
+                "rows": [{"name": "hybrid rrf", "models": {"embedder": "new@1"}}],
+            },
+            "no --embedder name",
+        ),
+        ("bench/nonesuch.json", {"benchmark": "nonesuch"}, "no bench/nonesuch.py"),
+    ],
+)
+def test_a_file_no_known_writer_wrote_is_named(name: str, doc: dict[str, Any], why: str) -> None:
+    with pytest.raises(InputError, match=re.escape(why)) as raised:
+        command_for(RESULTS / name, doc, root=ROOT)
+    assert f"results/{name}" in str(raised.value) and "command" in raised.value.fix
+
+
+def test_model_names_map_back_to_the_cli_names_that_make_them() -> None:
+    from clear_rag.providers.hub import KNOWN_MODELS
+    from clear_rag.providers.select import make_chat, make_embedder, make_reranker
+
+    fakes = (
+        ("embedder", make_embedder("hash")),
+        ("chat", make_chat("echo")),
+        ("reranker", make_reranker("lexical")),
+    )
+    assert [cli_name(kind, f"{p.name}@{p.version}", "x") for kind, p in fakes] == ["hash", "echo", "lexical"]
+    assert all(cli_name("reranker", f"{name}@v", "x") == name for name in KNOWN_MODELS)
+    assert cli_name("chat", "ollama/llama3.2:1b@x", "x") == "ollama:llama3.2:1b"
+    with pytest.raises(InputError, match="no --embedder name"):
+        cli_name("embedder", "hash-embedder-64@sha256-bow-1", "x")  # --embedder hash gives 256 dimensions
+
+
+def test_bench_flags_follow_the_file() -> None:
+    doc = copy.deepcopy(_load(RESULTS / "bench" / "serve.json"))
+    doc["configs"].pop("keyword")
+    assert command_for(RESULTS / "bench" / "serve.json", doc, root=ROOT).endswith("--no-keyword-only")
+    growth = copy.deepcopy(_load(RESULTS / "bench" / "growth.json"))
+    growth["document_size"]["points"] = growth["document_size"]["points"][:2]
+    sizes = ",".join(str(p["amount"]) for p in growth["document_size"]["points"])
+    assert f"--sizes {sizes} " in command_for(RESULTS / "bench" / "growth.json", growth, root=ROOT)
+
+
+# -- reproduce_table ----------------------------------------------------------------------------
+
+
+def test_the_reproduce_table_has_one_line_per_file_suites_first() -> None:
+    table = reproduce_table(RESULTS, root=ROOT)
+    files = re.findall(r"^\| `(results/[^`]+)` \|", table, re.M)
+    assert sorted(files) == sorted(p.relative_to(ROOT).as_posix() for p in RESULT_FILES)
+    kinds = [2 if "/bench/" in f else 1 if "/generations/" in f else 0 for f in files]
+    assert kinds == sorted(kinds)
+    assert "`clear-rag report`" in table
+    for path in RESULT_FILES:
+        line = next(
+            row for row in table.splitlines() if row.startswith(f"| `{path.relative_to(ROOT).as_posix()}`")
+        )
+        assert f"`{command_for(path, _load(path), root=ROOT)}` |" in line
+
+
+def test_an_empty_results_folder_gives_the_header_and_the_note(tmp_path: Path) -> None:
+    table = reproduce_table(tmp_path, root=tmp_path)
+    assert [line for line in table.splitlines() if line.startswith("| ")] == [
+        "| file | what it holds | models | date | command |"
+    ]
+    assert "`clear-rag report`" in table
