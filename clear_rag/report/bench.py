@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from clear_rag.errors import InputError
+from clear_rag.report.tables import markdown_table
 
 # Fields every benchmark records beside its numbers (bench/common.py), said once in the footer.
 ENVIRONMENT = ("date", "commit", "python", "machine", "cpus")
@@ -55,12 +56,6 @@ def _plural(count: int, noun: str) -> str:
 
 def _spread(summary: dict[str, float]) -> str:
     return f"{number(summary['median'])} / {number(summary['p90'])}"
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def source(name: str) -> str:
@@ -208,7 +203,7 @@ def _retrieval(doc: dict[str, Any], name: str) -> str:
             for engine, row in suite["engines"].items()
         ]
         caption = f"**BM25 on {suite['corpus']}**" + (f" ({settings})" if settings else "")
-        parts += [caption, _table(head, rows)]
+        parts += [caption, markdown_table(head, rows)]
     dense = doc.get(DENSE)
     if dense:
         rows = [
@@ -224,7 +219,7 @@ def _retrieval(doc: dict[str, Any], name: str) -> str:
         parts += [
             f"**Exact dense top-{doc.get('k', 10)}: {number(dense['vectors'])} vectors of "
             f"{number(dense['dim'])} dimensions, {number(dense['queries'])} queries**",
-            _table(["method", "queries/s", "compared with", "clear-rag ÷ peer, queries/s"], rows),
+            markdown_table(["method", "queries/s", "compared with", "clear-rag ÷ peer, queries/s"], rows),
             f"Vectors: {dense['data']}{identical}.",
         ]
     fewer = [
@@ -290,7 +285,7 @@ def _growth(doc: dict[str, Any], name: str) -> str:
         ]
         parts += [
             f"**{SERIES_TITLES.get(key, key)}**",
-            _table(head, rows),
+            markdown_table(head, rows),
             f"Slope of time against size on log-log axes: {number(series['slope'])} (1.0 is linear).",
         ]
     settings = [
@@ -316,7 +311,7 @@ def _ingest(doc: dict[str, Any], name: str) -> str:
             ("again, nothing changed", "re_ingest_s"),
         )
     ]
-    table = _table(["ingest", "median s", "runs s"], rows)
+    table = markdown_table(["ingest", "median s", "runs s"], rows)
     fraction = f"Re-ingest ÷ first ingest: {number(doc['re_ingest_fraction'])}."
     return "\n\n".join([caption, table, fraction])
 
@@ -372,11 +367,11 @@ def _serve(doc: dict[str, Any], name: str) -> str:
         f"server: {doc['server']}" if "server" in doc else "",
     ]
     parts = [
-        _table(head, rows),
+        markdown_table(head, rows),
         "; ".join(n for n in notes if n) + ".",
         "Stores: " + "; ".join(builds) + ".",
         "**Each stage's own time** (its `elapsed_ms`)",
-        _table(["store", "config", "stage", "median ms", "p90 ms"], stages),
+        markdown_table(["store", "config", "stage", "median ms", "p90 ms"], stages),
     ]
     if doc.get("target"):
         parts.append(f"Target: {doc['target']}")
@@ -402,7 +397,7 @@ def _make_run(doc: dict[str, Any], name: str) -> str:
         ]
         for key, run in runs
     ]
-    return "\n\n".join([f"**{doc.get('benchmark', name)}**", _table(head, rows)])
+    return "\n\n".join([f"**{doc.get('benchmark', name)}**", markdown_table(head, rows)])
 
 
 def _generic(doc: dict[str, Any], name: str) -> str:
@@ -413,7 +408,7 @@ def _generic(doc: dict[str, Any], name: str) -> str:
             continue
         shown = number(value) if isinstance(value, float) else str(value)
         rows.append([key, shown])
-    return _table(["field", "value"], rows)
+    return markdown_table(["field", "value"], rows)
 
 
 KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {

@@ -27,6 +27,7 @@ from typing import Any
 
 from clear_rag.errors import InputError
 from clear_rag.eval.suite import SUITES_DIR, load_suite
+from clear_rag.report.tables import markdown_table
 
 RESULTS = Path("results")
 GENERATIONS = "generations"  # clear_rag.eval.runner.GENERATIONS: a suite's chat generations, beside it
@@ -282,15 +283,11 @@ def _models(doc: dict[str, Any]) -> str:
     return ", ".join(sorted(found))
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def reproduce_table(results_dir: Path, *, root: Path = Path(".")) -> str:
     """Every result file under ``results_dir``, what it holds, its models, its date and the command
     that writes it (run from ``root``, the project folder); the note on re-rendering under it."""
     head = ["file", "what it holds", "models", "date", "command"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = []
     for path in sorted(results_dir.rglob("*.json"), key=lambda p: _group(p, results_dir)):
         doc = json.loads(path.read_text(encoding="utf-8"))
         cells = [
@@ -300,7 +297,7 @@ def reproduce_table(results_dir: Path, *, root: Path = Path(".")) -> str:
             str(doc.get("date", ""))[:10],
             f"`{command_for(path, doc, root=root)}`",
         ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(cells)
     notes = [
         "Run each command from the project folder. A suite file is also written, byte for byte, by the "
         "Dagster graph: `python -m assets.run --suite NAME --results-dir results` with the same "
@@ -311,4 +308,4 @@ def reproduce_table(results_dir: Path, *, root: Path = Path(".")) -> str:
         "runs).",
         "After any of these, `clear-rag report` re-renders the tables and plots from the files.",
     ]
-    return "\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n"
+    return markdown_table(head, lines) + "\n\n" + "\n\n".join(notes) + "\n"

@@ -21,6 +21,13 @@ def _p(value: float) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    """The one Markdown table writer: a header, its rule, and the rows (a ``|`` in a cell escaped)."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def headline(result: dict[str, Any]) -> str:
     names = result["metric_names"]
     return str(result.get("headline") or ("ndcg@10" if "ndcg@10" in names else names[0]))
@@ -49,7 +56,7 @@ def suite_table(result: dict[str, Any], source: str) -> str:
     paraphrase = any("paraphrase" in row.get("by_category", {}) for row in result["rows"])
     extra = [f"paraphrase {main}"] if paraphrase else []
     head = ["row", *names, *extra, "s / question", f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = []
     for row in result["rows"]:
         versus = row.get("comparisons", {}).get("baseline", {}).get(main)
         change = _change(versus) if versus else ["baseline", "", ""]
@@ -61,11 +68,11 @@ def suite_table(result: dict[str, Any], source: str) -> str:
         )
         seconds = f"{row.get('seconds_per_question', 0.0):.3f}"
         metrics = [f"{row['metrics'][n]:.4f}" if n in row["metrics"] else "" for n in names]
-        lines.append("| " + " | ".join([row["name"], *metrics, *para, seconds, *change]) + " |")
+        lines.append([row["name"], *metrics, *para, seconds, *change])
     notes = [_questions_note(result, names)]
     notes += [f"Not run: {s['name']} ({s['reason']})" for s in result.get("skipped", [])]
     notes.append(footer(result, source))
-    return "\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n"
+    return markdown_table(head, lines) + "\n\n" + "\n\n".join(notes) + "\n"
 
 
 def _questions_note(result: dict[str, Any], names: list[str]) -> str:
@@ -88,7 +95,7 @@ def previous_table(result: dict[str, Any], source: str) -> str:
     """Each row against the row before it, on every metric: what one step of the suite changed."""
     names = result["metric_names"]
     head = ["row", "against the row before", *(f"{n} change [95% CI], p" for n in names)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = []
     for row in result["rows"][1:]:
         previous = row.get("comparisons", {}).get("previous", {})
         against = next((c["against"] for c in previous.values()), "")
@@ -96,11 +103,11 @@ def previous_table(result: dict[str, Any], source: str) -> str:
         for name in names:
             change = _change(previous[name]) if name in previous else ["", "", ""]
             cells.append(f"{change[0]}, {change[1]}" if name in previous else "")
-        lines.append("| " + " | ".join([row["name"], against, *cells]) + " |")
+        lines.append([row["name"], against, *cells])
     note = (
         "Paired over the same questions: the bootstrap interval of the mean difference and the sign test's p."
     )
-    return "\n".join(lines) + "\n\n" + note + "\n\n" + footer(result, source) + "\n"
+    return markdown_table(head, lines) + "\n\n" + note + "\n\n" + footer(result, source) + "\n"
 
 
 def category_counts(result: dict[str, Any]) -> dict[str, int]:
@@ -124,15 +131,15 @@ def categories_table(result: dict[str, Any], source: str) -> str:
     if not categories:
         return f"No question categories in this suite.\n\n{footer(result, source)}\n"
     head = ["row", *(f"{c} ({counts[c]})" if c in counts else c for c in categories)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = []
     for row in result["rows"]:
         by = row.get("by_category", {})
         cells = [f"{by[c][main]:.4f}" if main in by.get(c, {}) else "" for c in categories]
-        lines.append("| " + " | ".join([row["name"], *cells]) + " |")
+        lines.append([row["name"], *cells])
     note = f"{main} per category; the number of questions beside each."
     if unmeasured := [c for c in every if c not in categories]:
         note += f" Not shown: {', '.join(unmeasured)} (no question there has what {main} is taken over)."
-    return "\n".join(lines) + "\n\n" + note + "\n\n" + footer(result, source) + "\n"
+    return markdown_table(head, lines) + "\n\n" + note + "\n\n" + footer(result, source) + "\n"
 
 
 def lost_rows(results_dir: Path, name: str) -> tuple[list[str], list[list[Any]]]:
@@ -154,6 +161,9 @@ def lost_table(result: dict[str, Any], results_dir: Path, name: str) -> str:
             path=str(path),
             fix=f"Run the suite again with this version (clear-rag ablate {result['suite']} --save-results)",
         )
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in mine]
-    return "\n".join(lines) + "\n\n" + footer(result, path.as_posix()) + "\n"
+    return (
+        markdown_table(columns, [[str(v) for v in row] for row in mine])
+        + "\n\n"
+        + footer(result, path.as_posix())
+        + "\n"
+    )
