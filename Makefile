@@ -95,6 +95,23 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.serve
 
+# corpora/10k (the 10-K PDFs and their ground truth) rebuilt from ../shared/data/sec-10k by
+# scripts/build_10k.py in about three minutes. Not part of run or test, which read the committed files.
+# WeasyPrint needs Debian's pango libraries: installed when missing, as chromium is above.
+PANGO := libpango-1.0-0 libpangoft2-1.0-0
+
+.PHONY: corpus-10k
+corpus-10k: | $(BIN)/python
+	@if ! PATH="$$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null | grep -q 'libpangoft2-1.0.so.0'; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PANGO); \
+		else \
+			echo "note: pango is missing; WeasyPrint needs it (sudo apt-get install $(PANGO))"; \
+		fi; \
+	fi
+	$(BIN)/pip install --quiet -e '.[corpus]'
+	$(BIN)/python scripts/build_10k.py
+
 # `dagster dev` serves the asset graph and stops cleanly (scripts/dagster_dev_check.sh through pytest).
 # Not part of `make test`: how long dagster dev takes to start follows the machine's load, and a check
 # that depends on the load must not decide whether a change lands. It waits up to

@@ -73,9 +73,12 @@ def digest(*parts: str) -> str:
 
 
 def chunk_key(chunking: ChunkingConfig) -> str:
-    """A readable partition key for a chunking, e.g. ``structural-256`` or ``fixed-256-overlap128``."""
+    """A readable partition key for a chunking, e.g. ``structural-256``, ``fixed-256-overlap128`` or
+    ``structural-256-pdf.flat`` (a parser backend other than the default)."""
     overlap = "" if chunking.overlap is None else f"-overlap{chunking.overlap}"
-    return f"{chunking.chunker}-{chunking.size}{overlap}"
+    parsers = "".join(f"-{kind}.{backend}" for kind, backend in chunking.parsers)
+    contextual = "-contextual" if chunking.contextual else ""
+    return f"{chunking.chunker}-{chunking.size}{overlap}{parsers}{contextual}"
 
 
 @dataclass(frozen=True)

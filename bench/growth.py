@@ -81,7 +81,7 @@ def _peak_mb() -> float:
 
 def measure(folder: Path, store_dir: Path) -> dict[str, Any]:
     """Ingest and index ``folder`` into a fresh store, in this process: times, counts, memory."""
-    from clear_rag.chunk.factory import make_chunker
+    from clear_rag.chunk.factory import chunker_for
     from clear_rag.config import PipelineConfig
     from clear_rag.ingest import ingest
     from clear_rag.providers.select import make_embedder
@@ -90,7 +90,7 @@ def measure(folder: Path, store_dir: Path) -> dict[str, Any]:
 
     settings = PipelineConfig()
     chunking = settings.chunking
-    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+    chunker = chunker_for(chunking)
     embedder = make_embedder("hash")
     baseline = _peak_mb()
     with Store(store_dir, root=folder.parent) as store:

@@ -23,14 +23,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from clear_rag.errors import ConfigError, did_you_mean
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
 Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
-ChunkerName = Literal["fixed", "structural", "whole"]
+ChunkerName = Literal["fixed", "structural", "semantic", "whole"]
 DEFAULT_RERANKER = "ms-marco-minilm-l6"
 
 Int = Annotated[int, Strict()]
@@ -57,7 +66,9 @@ EXPECTED: dict[str, str] = {
     "bm25_b": "a number from 0 to 1",
     "idf": f"one of {list(get_args(Idf))}",
     "stem": "true or false",
-    "chunking": "a table of chunker, size, overlap",
+    "chunking": "a table of chunker, size, overlap, parsers, contextual",
+    "chunking.parsers": "a table of file type to parser backend, e.g. {pdf: flat}",
+    "chunking.contextual": "true or false (index each chunk with a document and section prefix)",
     "chunking.chunker": f"one of {list(get_args(ChunkerName))}",
     "chunking.size": "an integer of at least 1 (tokens)",
     "chunking.overlap": "an integer of at least 0 and below the size, or nothing for the chunker's default",
@@ -96,9 +107,28 @@ class _Settings(BaseModel):
 
 
 class ChunkingConfig(_Settings):
+    """How documents become chunks: which parser backend reads each file type, and the chunker."""
+
     chunker: ChunkerName = "structural"
     size: Int = Field(256, ge=1)
     overlap: Int | None = None  # None: the chunker's default, about 12% of size
+    # file type -> parser backend (e.g. {pdf: flat}); a type not named gets its default backend. Held
+    # as sorted pairs so that a chunking stays hashable (stores are opened once per chunking).
+    parsers: tuple[tuple[Text, Text], ...] = ()
+    # index each chunk with a short document and section prefix (clear_rag.index.context); the
+    # chunk's span and text, and so every label and citation, stay as they are
+    contextual: Bool = False
+
+    @field_validator("parsers", mode="before")
+    @classmethod
+    def _parsers_from_table(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return tuple(sorted(value.items()))
+        return value
+
+    @field_serializer("parsers")
+    def _parsers_as_table(self, value: tuple[tuple[str, str], ...]) -> dict[str, str]:
+        return dict(value)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:

@@ -79,6 +79,18 @@ class UnsupportedFileError(InputError):
     """No parser is registered for this file type or backend."""
 
 
+class PdfError(InputError):
+    """A PDF that cannot be read as it is: not a PDF, damaged, truncated, without pages, too long."""
+
+
+class EncryptedPdfError(PdfError):
+    """A PDF that needs a password to open."""
+
+
+class ScannedPdfError(PdfError):
+    """A PDF whose pages carry no text layer at all: images of pages, as a scanner makes them."""
+
+
 class ConfigError(ClearRagError):
     """A setting with an unknown key, a wrong type or a value out of range."""
 

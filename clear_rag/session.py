@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
-from clear_rag.chunk.factory import make_chunker
+from clear_rag.chunk.factory import chunker_for
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index.places import (
@@ -38,9 +38,7 @@ _NAMELESS = RegexTokenizer()  # settings do not depend on the tokenizer; this on
 def chunking_settings(chunking: ChunkingConfig) -> dict[str, object]:
     """The chunker settings a store records for documents chunked this way, less the tokenizer (the
     embedder's, not a setting of the config): the overlap a default resolves to is spelled out."""
-    chunker = make_chunker(
-        chunking.chunker, size=chunking.size, overlap=chunking.overlap, tokenizer=_NAMELESS
-    )
+    chunker = chunker_for(chunking, tokenizer=_NAMELESS)
     return {k: v for k, v in chunker.settings().items() if k != "tokenizer"}
 
 
@@ -58,7 +56,11 @@ def store_chunking(store: Store) -> ChunkingConfig:
             fix="Re-ingest with one chunking (clear-rag ingest PATH --chunker ... --size ...)",
         )
     settings = json.loads(kinds.pop())
-    chunking = ChunkingConfig(chunker=settings["chunker"], size=settings.get("size", 256))
+    chunking = ChunkingConfig(
+        chunker=settings["chunker"],
+        size=settings.get("size", 256),
+        contextual=settings.get("contextual", False),
+    )
     # the chunker's default overlap reads back as "default", so the config hashes as it was written
     if chunking_settings(chunking) != settings:
         chunking = chunking.replace(overlap=settings.get("overlap"))

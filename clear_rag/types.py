@@ -16,8 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-BlockKind = Literal["heading", "paragraph", "list", "table", "code"]
-BLOCK_KINDS: tuple[BlockKind, ...] = ("heading", "paragraph", "list", "table", "code")
+# ``furniture`` is what repeats on every page rather than belonging to the text (running headers and
+# footers, page numbers): a parser places furniture blocks after all body blocks, and chunkers leave
+# everything from the first of them on out of the chunks.
+BlockKind = Literal["heading", "paragraph", "list", "table", "code", "furniture"]
+BLOCK_KINDS: tuple[BlockKind, ...] = ("heading", "paragraph", "list", "table", "code", "furniture")
 
 
 def _check_span(owner: str, start: int, end: int) -> None:

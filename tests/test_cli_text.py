@@ -106,9 +106,9 @@ def test_a_missing_file_without_a_store_says_so_and_creates_nothing(tmp_path: Pa
 def test_a_folder_or_an_unparsed_type_is_an_error(tmp_path: Path, corpus: Path) -> None:
     folder = runner.invoke(app, ["text", str(corpus)])
     assert folder.exit_code == 2 and f"{corpus}: is a folder" in folder.output
-    pdf = tmp_path / "manual.pdf"
-    pdf.write_bytes(b"%PDF-1.4\n")
-    result = runner.invoke(app, ["text", str(pdf)])
+    unparsed = tmp_path / "manual.docx"
+    unparsed.write_bytes(b"PK\x03\x04")
+    result = runner.invoke(app, ["text", str(unparsed)])
     assert result.exit_code == 2
-    assert f"{pdf}: extension='.pdf'" in result.output
-    assert "PDF parsing is not available yet" in result.output
+    assert f"{unparsed}: extension='.docx'" in result.output
+    assert "has a file type clear-rag does not parse" in result.output

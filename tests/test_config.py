@@ -60,7 +60,7 @@ def test_unknown_nested_key(tmp_path: Path) -> None:
         ({"retrievers": []}, r"retrievers=\[\]: is out of range"),
         ({"retrievers": ["keyword", "keyword"]}, r"names a retriever twice"),
         ({"chunking": "big"}, r"chunking='big': has the wrong type\. Expected a table of chunker, size"),
-        ({"chunking": {"chunker": "semantic"}}, r"chunking\.chunker='semantic': is not an accepted value"),
+        ({"chunking": {"chunker": "sentences"}}, r"chunking\.chunker='sentences': is not an accepted value"),
         ({"reranker": 3}, r"reranker=3: has the wrong type\. Expected a reranker name"),
         ({"bm25_k1": True}, r"bm25_k1=True: has the wrong type"),
         ({"rerank": 1}, r"rerank=1: has the wrong type"),

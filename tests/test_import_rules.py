@@ -85,3 +85,13 @@ def test_the_reproduction_check_imports_no_heavy_library() -> None:
     reproduce = PACKAGE / "results" / "reproduce.py"
     assert "json" in _imports(reproduce)
     assert {n for n in _imports(reproduce) if n.split(".")[0] in HEAVY} == set()
+
+
+def test_pdfplumber_is_imported_by_the_pdf_reader_alone() -> None:
+    """The layout parser's rules work on plain records; only ``parse/pdf.py`` reads glyphs."""
+    importers = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if any(n.split(".")[0] in {"pdfplumber", "pdfminer"} for n in _imports(p))
+    )
+    assert importers == ["parse/pdf.py"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Protocol
 
 from clear_rag.types import Chunk, Document
@@ -29,3 +30,19 @@ def chunk_id(doc_id: str, position: int) -> str:
     differently on every ingest and the same evaluation gave different metrics run to run.
     """
     return f"{doc_id}#{position:04d}"
+
+
+def indexable(doc: Document) -> Document:
+    """The part of ``doc`` that chunks are cut from: its text before the first ``furniture`` block.
+
+    Running headers, footers and page numbers say nothing a question asks about, and in a chunk
+    they would match every query that names the company or the form. A parser puts them after all
+    body blocks, so the body is a prefix of the canonical text and every span cut from it is a span
+    of the whole document. A document without furniture is returned as it is.
+    """
+    starts = [block.start for block in doc.blocks if block.kind == "furniture"]
+    if not starts:
+        return doc
+    end = min(starts)
+    body = tuple(block for block in doc.blocks if block.kind != "furniture" and block.end <= end)
+    return replace(doc, text=doc.text[:end], blocks=body)

@@ -2,13 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from clear_rag.chunk.base import Chunker
 from clear_rag.chunk.fixed import FixedTokenChunker
-from clear_rag.chunk.structural import StructuralChunker
+from clear_rag.chunk.structural import SemanticChunker, StructuralChunker
 from clear_rag.chunk.whole import WholeDocumentChunker
+from clear_rag.config import ChunkingConfig
 from clear_rag.tokens import TokenCounter, default_tokenizer
+from clear_rag.types import Chunk, Document
 
-CHUNKERS: tuple[str, ...] = ("fixed", "structural", "whole")
+CHUNKERS: tuple[str, ...] = ("fixed", "structural", "semantic", "whole")
+
+
+class Contextual:
+    """Another chunker's chunks, unchanged, with ``contextual`` in its settings: the indexes then add
+    each chunk with a document and section prefix (``clear_rag.index.context``). The flag lives in the
+    settings so that the store records it and turning it on or off re-indexes every document."""
+
+    def __init__(self, inner: Chunker) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def settings(self) -> Mapping[str, object]:
+        return {**self.inner.settings(), "contextual": True}
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        return self.inner.chunk(doc)
+
+
+def chunker_for(chunking: ChunkingConfig, tokenizer: TokenCounter | None = None) -> Chunker:
+    """The chunker a config's ``chunking`` table names: the one way every entry point builds it."""
+    chunker = make_chunker(
+        chunking.chunker, size=chunking.size, overlap=chunking.overlap, tokenizer=tokenizer
+    )
+    return Contextual(chunker) if chunking.contextual else chunker
 
 
 def make_chunker(
@@ -28,4 +56,6 @@ def make_chunker(
         return FixedTokenChunker(counter, size=size, overlap=overlap)
     if name == "whole":  # size and overlap do not apply: one chunk per document
         return WholeDocumentChunker(counter)
+    if name == "semantic":
+        return SemanticChunker(counter, size=size, overlap_for_splits=overlap)
     return StructuralChunker(counter, size=size, overlap_for_splits=overlap)

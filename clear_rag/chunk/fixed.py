@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from clear_rag.chunk.base import chunk_id
+from clear_rag.chunk.base import chunk_id, indexable
 from clear_rag.tokens import TokenCounter
 from clear_rag.types import Chunk, Document
 
@@ -183,7 +183,8 @@ def spans_to_chunks(doc: Document, spans: Sequence[Span]) -> list[Chunk]:
 
 
 class FixedTokenChunker:
-    """Windows of ``size`` tokens, each overlapping the one before by ``overlap`` tokens.
+    """Windows of ``size`` tokens, each overlapping the one before by ``overlap`` tokens, over the
+    document's body (``indexable``: furniture left out).
 
     ``overlap`` defaults to one eighth of ``size`` (see :func:`default_overlap`).
     """
@@ -204,6 +205,7 @@ class FixedTokenChunker:
         }
 
     def chunk(self, doc: Document) -> list[Chunk]:
+        doc = indexable(doc)
         starts = token_starts(self.tokenizer, doc.text)
         spans = window_spans(starts, 0, len(starts), 0, len(doc.text), self.size, self.overlap)
         return spans_to_chunks(doc, spans)

@@ -6,6 +6,7 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from clear_rag.chunk.base import indexable
 from clear_rag.chunk.fixed import (
     DEFAULT_SIZE,
     Span,
@@ -65,10 +66,12 @@ class StructuralChunker:
     A block bigger than ``size`` is cut into windows of ``size`` tokens overlapping by
     ``overlap_for_splits`` (default one eighth of ``size``). A heading is never the last block of a
     chunk that holds anything else: it moves to the next chunk, to stay with the text it heads.
-    A document without blocks is cut into the same windows as a whole.
+    A document without blocks is cut into the same windows as a whole. Furniture blocks (running
+    headers, page numbers) and the text after the first of them are never chunked (``indexable``).
     """
 
     name = "structural"
+    bounded_by_headings = False  # the semantic chunker's one difference (``SemanticChunker``)
 
     def __init__(
         self, tokenizer: TokenCounter, size: int = DEFAULT_SIZE, overlap_for_splits: int | None = None
@@ -88,6 +91,7 @@ class StructuralChunker:
         }
 
     def chunk(self, doc: Document) -> list[Chunk]:
+        doc = indexable(doc)  # furniture blocks and what follows them are never chunked
         # One tokenisation of the whole document; a segment's size is the token starts inside it.
         starts = token_starts(self.tokenizer, doc.text)
         if not doc.blocks:
@@ -103,6 +107,12 @@ class StructuralChunker:
         spans: list[Span] = []
         group: list[_Segment] = []
         for segment in segments:
+            # A heading closes the chunk before it when chunks are bounded by headings, so that no
+            # chunk holds the end of one section and the start of the next.
+            closes = self.bounded_by_headings and segment.kind == "heading"
+            if closes and any(s.kind != "heading" for s in group):
+                spans.append(_group_span(group))
+                group = []
             # Counting from the group's first token, not summing segments, keeps whitespace-only
             # segments skipped in between counted too, so a chunk never holds more than size tokens.
             if group and segment.hi - group[0].lo <= self.size:
@@ -126,3 +136,13 @@ class StructuralChunker:
 
 def _group_span(group: Sequence[_Segment]) -> Span:
     return Span(group[0].start, group[-1].end, group[-1].hi - group[0].lo)
+
+
+class SemanticChunker(StructuralChunker):
+    """Heading-bounded packing: the structural chunker's blocks packed up to ``size`` tokens, but
+    never across a heading, so each chunk is one section (or a window of one too big to fit): the
+    "semantic" chunking of the seed, bounded by the document's own structure rather than by
+    embedding similarity between sentences. Tables stay whole up to the size, as in structural."""
+
+    name = "semantic"
+    bounded_by_headings = True

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from clear_rag.chunk.base import chunk_id
+from clear_rag.chunk.base import chunk_id, indexable
 from clear_rag.tokens import TokenCounter
 from clear_rag.types import Chunk, Document
 
 
 class WholeDocumentChunker:
-    """The whole canonical text, less surrounding whitespace, as chunk 0; a blank document gives none."""
+    """The whole canonical text, less surrounding whitespace and furniture (``indexable``), as chunk 0;
+    a blank document gives none."""
 
     name = "whole"
 
@@ -21,6 +22,7 @@ class WholeDocumentChunker:
         return {"chunker": self.name, "tokenizer": self._tokenizer.name}
 
     def chunk(self, doc: Document) -> list[Chunk]:
+        doc = indexable(doc)
         stripped = doc.text.strip()
         if not stripped:
             return []

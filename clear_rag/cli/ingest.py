@@ -73,16 +73,22 @@ def ingest_command(
     Unchanged files are skipped at the cost of a hash; only changed documents are re-indexed and
     only their new chunks embedded. Questions never index: `clear-rag ask` loads what this leaves.
     """
-    from clear_rag.chunk.factory import make_chunker
+    from clear_rag.chunk.factory import chunker_for
 
     try:
         settings = ingest_config(config, chunker=chunker, size=size, overlap=overlap)
         chunking = settings.chunking
-        cutter = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+        cutter = chunker_for(chunking)
         with Store(store, mode="write") as opened:
             try:
                 report = ingest(
-                    opened, paths, cutter, prune=prune, progress=_files, follow_links=follow_links
+                    opened,
+                    paths,
+                    cutter,
+                    prune=prune,
+                    backends=dict(chunking.parsers),
+                    progress=_files,
+                    follow_links=follow_links,
                 )
                 _print_report(report, store, verbose=verbose)
                 if index:

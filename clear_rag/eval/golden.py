@@ -18,21 +18,40 @@ from typing import Any
 from clear_rag import yamlfile
 from clear_rag.errors import InputError
 
-CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage")
+# table: answered only by a table cell (a parser that loses the table loses the answer)
+CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage", "table")
 
 
 class LabelError(InputError):
     """A quote that resolves to no span or to more than one."""
 
 
+class QuoteNotFound(LabelError):
+    """A quote that matches nothing in the text it is resolved against."""
+
+
+class QuoteAmbiguous(LabelError):
+    """A quote that matches more than once."""
+
+
 @dataclass(frozen=True, slots=True)
 class Label:
-    """A labelled span of one document's canonical text, and the quote it came from."""
+    """A labelled span of one document's canonical text, and the quote it came from.
+
+    Under ``unresolved: miss`` a quote the parsed text does not hold once becomes a label with an
+    empty span (``resolved`` false, ``problem`` saying why): no chunk covers it, so it counts as a
+    miss for the parser that mangled it rather than stopping the suite.
+    """
 
     doc_id: str
     start: int
     end: int
     quote: str
+    problem: str = ""
+
+    @property
+    def resolved(self) -> bool:
+        return self.end > self.start
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +133,13 @@ def resolve(
     where = f"in {doc_id}" if doc_id is not None else "in the corpus"
     if hits:
         found = "; ".join(f"{doc} at {texts[doc].span(at, at + len(needle))[0]}" for doc, at in hits[:5])
-        raise LabelError(
+        raise QuoteAmbiguous(
             f"quote {needle!r} matches {len(hits)} times {where} ({found})",
             path=source,
             field=question_id,
             fix="Lengthen the quote until it is unique, or name its document with doc:",
         )
-    raise LabelError(
+    raise QuoteNotFound(
         f"quote {needle!r} matches nothing {where}; {_nearest(needle, [texts[d] for d in scope], scope)}",
         path=source,
         field=question_id,
@@ -170,7 +189,11 @@ def _nearest(needle: str, texts: list[NormalisedText], names: list[str]) -> str:
     return ", ".join(parts)
 
 
-GOLDEN_KEYS = ("name", "questions")
+GOLDEN_KEYS = ("name", "unresolved", "questions")
+# What a quote that matches nothing (or more than once) in the parsed text does: stop with an error
+# naming it (a golden set over text written here), or count as a miss (a set written against ground
+# truth and resolved against each parser's output, where mangling a quote is that parser's failure).
+UNRESOLVED = ("error", "miss")
 QUESTION_KEYS = ("id", "question", "category", "note", "answers")
 ANSWER_KEYS = ("doc", "quote")
 
@@ -179,8 +202,23 @@ def load_golden(path: str | Path, texts: Mapping[str, str]) -> GoldenSet:
     """Read a golden YAML file and resolve every quote against ``texts`` (doc id -> canonical text)."""
     name, rows, raw = read_golden(path)
     normalised = {doc: NormalisedText(text) for doc, text in texts.items()}
-    questions = tuple(_resolved(row, normalised, str(path)) for row in rows)
+    miss = _unresolved_mode(raw, str(path)) == "miss"
+    questions = tuple(_resolved(row, normalised, str(path), miss=miss) for row in rows)
     return GoldenSet(name, questions, hashlib.sha256(raw).hexdigest())
+
+
+def _unresolved_mode(raw: bytes, source: str) -> str:
+    data: Any = yamlfile.parse(raw, source)
+    mode = data.get("unresolved", "error") if isinstance(data, dict) else "error"
+    if mode not in UNRESOLVED:
+        raise InputError(
+            "has an unknown unresolved: mode",
+            path=source,
+            field="unresolved",
+            value=mode,
+            fix=f"Use one of: {', '.join(UNRESOLVED)}",
+        )
+    return str(mode)
 
 
 def read_golden(path: str | Path) -> tuple[str, list[dict[str, Any]], bytes]:
@@ -256,11 +294,19 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
     return row
 
 
-def _resolved(row: dict[str, Any], texts: Mapping[str, NormalisedText], source: str) -> Question:
-    """A checked question with its quotes resolved to spans."""
+def _resolved(
+    row: dict[str, Any], texts: Mapping[str, NormalisedText], source: str, *, miss: bool = False
+) -> Question:
+    """A checked question with its quotes resolved to spans (under ``miss``, a quote matching nothing
+    or more than once becomes an unresolved label instead of an error)."""
     qid = str(row["id"])
-    labels = tuple(
-        resolve(qid, str(a.get("quote", "")), None if a.get("doc") is None else str(a["doc"]), texts, source)
-        for a in row["answers"]
-    )
-    return Question(qid, str(row["question"]), str(row["category"]), str(row.get("note", "")), labels)
+    labels = []
+    for answer in row["answers"]:
+        quote, doc = str(answer.get("quote", "")), None if answer.get("doc") is None else str(answer["doc"])
+        try:
+            labels.append(resolve(qid, quote, doc, texts, source))
+        except (QuoteNotFound, QuoteAmbiguous) as err:
+            if not miss:
+                raise
+            labels.append(Label(doc or "", 0, 0, quote, problem=err.what))
+    return Question(qid, str(row["question"]), str(row["category"]), str(row.get("note", "")), tuple(labels))

@@ -10,7 +10,9 @@ through a stored trace, from the context the model would read back through the s
 - ``lost in <stage>``: the stage's input had one in its top k and the stage's own top k has none
   (``lost in fusion``, ``lost in rerank``);
 - ``retrieved too low``: a search returned one, but below the top k, and nothing later lifted it;
-- ``never retrieved``: no search returned a covering chunk within its depth.
+- ``never retrieved``: no search returned a covering chunk within its depth;
+- ``lost in parsing``: no quote of the question survived parsing (under a golden set's
+  ``unresolved: miss``, every label is unresolved in this row's parsed text), so nothing could cover it.
 
 Walking back, a stage with several inputs (fusion) is followed into the input that ranked a covering
 chunk best, so the verdict names the stage on the path the passage took. It needs no model: every
@@ -30,8 +32,9 @@ FOUND = "found"
 BUDGET = "cut by the token budget"
 TOO_LOW = "retrieved too low"
 NEVER = "never retrieved"
+PARSING = "lost in parsing"
 CONTEXT = "context"  # the assembly stage's name in a trace
-VERDICTS = (FOUND, BUDGET, "lost in rerank", "lost in fusion", TOO_LOW, NEVER)
+VERDICTS = (FOUND, BUDGET, "lost in rerank", "lost in fusion", TOO_LOW, NEVER, PARSING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,8 @@ def where_lost(trace: Trace, labels: Sequence[Span], top_k: int | None = None) -
     k = top_k if top_k is not None else int(trace.config.get("top_k", 10))
     stages = {stage.name: stage for stage in trace.stages}
     ranks = {stage.name: first_covering_rank(stage.candidates, labels) for stage in trace.stages}
+    if labels and all(label.end <= label.start for label in labels):
+        return Loss(PARSING, "parse", ranks)
     if not any(ranks.values()):
         return Loss(NEVER, None, ranks)
     last = trace.stages[-1]

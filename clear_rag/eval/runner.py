@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clear_rag.chunk.factory import make_chunker
+from clear_rag.chunk.factory import chunker_for
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, ModelMissing
 from clear_rag.eval import beir
@@ -61,6 +61,9 @@ def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
     tech-expansion, say) share one store and its embeddings are computed once.
     """
     key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
+    for added in ("parsers", "contextual"):  # at their defaults: the names stores had before them
+        if not key[added]:
+            del key[added]
     digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
     source = suite.beir or suite.corpus or Path(suite.name)
     corpus = re.sub(r"[^A-Za-z0-9]+", "-", source.name).strip("-") or suite.name
@@ -84,14 +87,21 @@ def fill_store(
     BEIR suite's ``corpus.jsonl`` lines are, each document skipped by its content hash. ``parsed``
     holds corpus files parsed already (the asset graph parses each file once for every chunking).
     """
-    chunker = make_chunker(chunking.chunker, size=chunking.size, overlap=chunking.overlap)
+    chunker = chunker_for(chunking)
     if suite.beir is not None:
         store = Store(store_dir(suite, chunking, root), root=suite.beir)
         dataset = beir.load(suite.beir, split=suite.split)
         report = ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
     else:
         store = Store(store_dir(suite, chunking, root), root=Path.cwd())
-        report = ingest(store, [suite.corpus or Path()], chunker, prune=True, parsed=parsed)
+        report = ingest(
+            store,
+            [suite.corpus or Path()],
+            chunker,
+            backends=dict(chunking.parsers),
+            prune=True,
+            parsed=parsed,
+        )
     failed = [o.message for o in report.outcomes if o.action == "failed"]
     if failed:
         store.close()
@@ -163,6 +173,9 @@ def score(
         detail["first_rank"] = m.first_covering_rank(ranking, labels)
         detail["covered"] = sorted(set().union(*m.covered_at(ranking[:10], labels)))
         detail["labels"] = len(labels)
+        unresolved = [label.quote for label in labels if not label.resolved]
+        if unresolved:  # quotes this row's parsed text does not hold once: misses, not errors
+            detail["unresolved"] = unresolved
         detail["relevant_chunks"] = len(m.relevant_chunks(spans, labels))
     if qrels:
         docs = m.first_occurrences([c.doc_id for c in ranking])

@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from clear_rag.errors import ModelError
 from clear_rag.index.bm25 import BM25Index
+from clear_rag.index.context import Unit
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.providers.base import Embedder
-from clear_rag.types import Chunk
 
 I_contra = TypeVar("I_contra", contravariant=True)
 
@@ -29,14 +29,14 @@ PROBE = "clear-rag checks that the embedder answers"
 
 
 class Adder(Protocol[I_contra]):
-    def __call__(self, index: I_contra, chunks: Sequence[Chunk]) -> dict[str, str]: ...
+    def __call__(self, index: I_contra, chunks: Sequence[Unit]) -> dict[str, str]: ...
 
 
 class KeywordAdder:
     """Tokenises and adds every chunk. Tokenising a text cannot fail for one document, so this adder
     never leaves one out; it exists so that both indexes are filled by the same streaming sync."""
 
-    def __call__(self, index: BM25Index, chunks: Sequence[Chunk]) -> dict[str, str]:
+    def __call__(self, index: BM25Index, chunks: Sequence[Unit]) -> dict[str, str]:
         index.add([c.id for c in chunks], [c.text for c in chunks])
         return {}
 
@@ -56,7 +56,7 @@ class VectorAdder:
         self.embedder, self.batch = embedder, batch
         self.answers = False  # the embedder embedded something during this sync
 
-    def __call__(self, index: VectorIndex, chunks: Sequence[Chunk]) -> dict[str, str]:
+    def __call__(self, index: VectorIndex, chunks: Sequence[Unit]) -> dict[str, str]:
         groups = _by_document(chunks)
         results: list[npt.NDArray[np.float32] | ModelError]
         try:
@@ -83,7 +83,7 @@ class VectorAdder:
         self.answers = True
         return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
-    def _embed_alone(self, group: list[Chunk]) -> npt.NDArray[np.float32] | ModelError:
+    def _embed_alone(self, group: list[Unit]) -> npt.NDArray[np.float32] | ModelError:
         try:
             return self._embed([c.text for c in group])
         except ModelError as err:
@@ -100,7 +100,7 @@ class VectorAdder:
         return f"the embedder failed on it ({err.what})"
 
 
-def bad_rows(group: Sequence[Chunk], rows: npt.NDArray[np.float32]) -> str | None:
+def bad_rows(group: Sequence[Unit], rows: npt.NDArray[np.float32]) -> str | None:
     """Why the vectors of one document cannot go into a cosine index, or ``None`` if they can."""
     finite = np.isfinite(rows).all(axis=1)
     nonzero = (rows != 0).any(axis=1)
@@ -119,9 +119,9 @@ def bad_rows(group: Sequence[Chunk], rows: npt.NDArray[np.float32]) -> str | Non
     return None
 
 
-def _by_document(chunks: Sequence[Chunk]) -> list[tuple[str, list[Chunk]]]:
+def _by_document(chunks: Sequence[Unit]) -> list[tuple[str, list[Unit]]]:
     """``chunks`` grouped by document, keeping their order (a document's chunks are adjacent)."""
-    groups: list[tuple[str, list[Chunk]]] = []
+    groups: list[tuple[str, list[Unit]]] = []
     for chunk in chunks:
         if groups and groups[-1][0] == chunk.doc_id:
             groups[-1][1].append(chunk)

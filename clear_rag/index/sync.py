@@ -27,6 +27,7 @@ from typing import Any, Generic
 
 from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
+from clear_rag.index.context import Unit, units
 from clear_rag.index.files import DamagedIndexError, locked, remove_leftovers, write_manifest
 from clear_rag.index.places import IndexT, Place, document_versions, keyword_place, open_index, vector_place
 from clear_rag.index.vectors import VectorIndex
@@ -102,7 +103,7 @@ def sync(
             del documents[doc]
         filler = _Filler(index, add, batch, progress, _chunk_total(store, stale) if progress else 0)
         for doc in stale:
-            filler.document(doc, store.chunks(doc), empty_units=empty_units)
+            filler.document(doc, units(store, doc), empty_units=empty_units)
         filler.finish()
         for doc in stale:
             entry: dict[str, Any] = {"version": versions[doc], "chunks": filler.added.get(doc, [])}
@@ -149,13 +150,13 @@ class _Filler(Generic[IndexT]):
         self.index, self.add, self.batch, self.progress, self.total = index, add, batch, progress, total
         self.added: dict[str, list[str]] = {}
         self.missing: dict[str, str] = {}
-        self.pending: list[Chunk] = []
+        self.pending: list[Unit] = []
         self.empty: list[str] = []  # ids only; their units go in last, where one add put them
         self.done = 0
         if progress is not None:
             progress(0, total)  # shown from the start, not after the first batch
 
-    def document(self, doc: str, chunks: Iterable[Chunk], *, empty_units: bool) -> None:
+    def document(self, doc: str, chunks: Iterable[Unit], *, empty_units: bool) -> None:
         seen = False
         for chunk in chunks:
             seen = True

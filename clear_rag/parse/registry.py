@@ -27,8 +27,12 @@ _factories: dict[tuple[str, str], Callable[[], Parser] | str] = {
     ("text", "plain"): "clear_rag.parse.text:TextParser",
     ("markdown", "markdown-it"): "clear_rag.parse.markdown:MarkdownParser",
     ("html", "html"): "clear_rag.parse.html:HtmlParser",
+    ("pdf", "flat"): "clear_rag.parse.pdf:FlatPdfParser",
+    ("pdf", "layout"): "clear_rag.parse.layout.parser:LayoutPdfParser",
+    ("pdf", "docling"): "clear_rag.parse.docling:DoclingPdfParser",
+    ("pdf", "marker"): "clear_rag.parse.marker:MarkerPdfParser",
 }
-_defaults: dict[str, str] = {"text": "plain", "markdown": "markdown-it", "html": "html"}
+_defaults: dict[str, str] = {"text": "plain", "markdown": "markdown-it", "html": "html", "pdf": "layout"}
 
 
 def register(file_type: str, backend: str, factory: Callable[[], Parser], *, default: bool = False) -> None:
@@ -41,10 +45,6 @@ def register(file_type: str, backend: str, factory: Callable[[], Parser], *, def
 def backends(file_type: str) -> list[str]:
     """The backend names registered for a file type, sorted."""
     return sorted(backend for kind, backend in _factories if kind == file_type)
-
-
-# File types named in EXTENSIONS before any parser of theirs exists, and what to tell a user.
-_NOT_YET: dict[str, str] = {"pdf": "PDF parsing is not available yet"}
 
 
 def supported() -> dict[str, list[str]]:
@@ -102,8 +102,7 @@ def _unsupported(
     if file_type is None:
         what = "has a file type clear-rag does not parse"
     else:
-        missing = _NOT_YET.get(file_type, f"no {file_type} parser is registered")
-        what = f"is a {file_type} file, and {missing}"
+        what = f"is a {file_type} file, and no {file_type} parser is registered"
     types = "; ".join(f"{kind} ({', '.join(suffixes)})" for kind, suffixes in supported().items())
     return UnsupportedFileError(
         what,

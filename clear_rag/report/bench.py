@@ -400,6 +400,20 @@ def _make_run(doc: dict[str, Any], name: str) -> str:
     return "\n\n".join([f"**{doc.get('benchmark', name)}**", markdown_table(head, rows)])
 
 
+def _pdf(doc: dict[str, Any], name: str) -> str:
+    """The PDF parsers on the same pages: seconds per file for each backend, and pages per second."""
+    backends = list(doc["pages_per_s"])
+    head = ["file", "pages", *(f"{b} s (median)" for b in backends)]
+    rows = [[f["file"], str(f["pages"]), *(number(f[b]["median_s"]) for b in backends)] for f in doc["files"]]
+    speeds = ", ".join(f"{b} {number(v)} pages/s" for b, v in doc["pages_per_s"].items())
+    ratio = doc["layout_to_flat_speed"]
+    summary = (
+        f"Over {doc['total_pages']} pages, median of {doc['repeat']} parses each: {speeds}; layout ÷ flat "
+        f"(pdfplumber's own extract_text) {times(ratio)} the pages per second. {doc.get('note', '')}"
+    )
+    return "\n\n".join([markdown_table(head, rows), summary])
+
+
 def _generic(doc: dict[str, Any], name: str) -> str:
     """A benchmark not known here yet: its top-level figures and words, as the file has them."""
     rows = []
@@ -417,6 +431,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "ingest": _ingest,
     "serve": _serve,
     "make-run": _make_run,
+    "pdf": _pdf,
 }
 
 

@@ -15,6 +15,7 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - ``categories``: the headline metric per question category (``tables.categories_table``);
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
 - ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``);
+- ``parse``: the PDF parsers' word, order, table-cell and furniture scores (``tables.parse_table``);
 - ``reproduce``: the command behind every result file (``commands.reproduce_table``, name ``*``);
 - ``plot WHICH``: an SVG plot (``plots``) written to ``site/plots/`` and linked from the page.
 
@@ -176,6 +177,7 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "previous": _suite("previous_table"),
     "categories": _suite("categories_table"),
     "caveats": _suite("caveats"),
+    "parse": _suite("parse_table"),
     "lost": _lost,
     "bench": _bench,
     "reproduce": _reproduce,
@@ -207,6 +209,11 @@ def plots_named(text: str) -> list[tuple[str, str]]:
     return [(b.name, b.arg or "") for b in blocks(text) if b.kind == "plot"]
 
 
+def _source(block: Block, results: Results) -> str:
+    """What a block is rendered from: its file, or the results folder for ``*``."""
+    return f"{results.folders[0].as_posix()}/" if block.name == "*" else results.path(block.name).as_posix()
+
+
 @dataclass(frozen=True)
 class Problem:
     page: Path
@@ -231,7 +238,7 @@ def check_page(
                 Problem(
                     page,
                     block.line,
-                    f"block {block.label!r} differs from {results.path(block.name).as_posix()} "
+                    f"block {block.label!r} differs from {_source(block, results)} "
                     "(edited by hand, or stale): run `clear-rag report`",
                 )
             )

@@ -270,6 +270,8 @@ def _holds(doc: dict[str, Any], path: Path) -> str:
         )
     if "benchmark" in doc:
         return f"benchmark: {doc['benchmark']}"
+    if "backends" in doc:
+        return f"parse metrics of {len(doc['backends'])} PDF parser backends"
     return ""
 
 

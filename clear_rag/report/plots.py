@@ -37,7 +37,8 @@ BLUE, GREEN, ORANGE = "#0072B2", "#009E73", "#E69F00"
 VERMILION, PURPLE, YELLOW = "#D55E00", "#CC79A7", "#F0E442"
 MUTED, INK = "#BBBBBB", "#222222"
 WINE = "#882255"  # Tol's "muted" scheme: a fifth warm colour darker than Okabe-Ito's four
-WARM = (YELLOW, ORANGE, VERMILION, PURPLE, WINE)  # losses, from the nearest miss to the farthest
+# losses, from the nearest miss to the farthest; the last, lost in parsing (before any search), in grey
+WARM = (YELLOW, ORANGE, VERMILION, PURPLE, WINE, "#666666")
 
 WIDTH = 8.4  # inches: 605 pt, which a browser shows as 806 px
 ROW = 0.36  # inches per row: room for a name wrapped onto two lines

@@ -167,3 +167,36 @@ def lost_table(result: dict[str, Any], results_dir: Path, name: str) -> str:
         + footer(result, path.as_posix())
         + "\n"
     )
+
+
+PARSE_COLUMNS = (
+    ("words_precision", "word P"),
+    ("words_recall", "word R"),
+    ("words_f1", "word F1"),
+    ("order", "reading order"),
+    ("cells_in_tables", "cells in tables"),
+    ("cells_anywhere", "cells anywhere"),
+    ("furniture_leakage", "furniture leaked"),
+    ("pages_per_second", "pages/s"),
+)
+
+
+def parse_table(result: dict[str, Any], source: str) -> str:
+    """``results/parse.json``: each PDF parser backend on each document and overall (``clear_rag.eval.parse``
+    says what each metric is), and the backends that did not run with why."""
+    head = ["backend", "document", *(label for _, label in PARSE_COLUMNS)]
+    rows, skipped = [], []
+    for backend, scored in result["backends"].items():
+        if "not_run" in scored:
+            skipped.append(f"Not run: {backend} ({scored['not_run']})")
+            continue
+        for document, values in [*scored["documents"].items(), ("overall", scored["overall"])]:
+            cells = [
+                f"{values[key]:.2f}" if key == "pages_per_second" else f"{values[key]:.4f}"
+                for key, _ in PARSE_COLUMNS
+            ]
+            rows.append([backend, f"**{document}**" if document == "overall" else document, *cells])
+    versions = ", ".join(f"{name} {version}" for name, version in result.get("versions", {}).items())
+    run = f"run {result['date'][:10]} with `{result.get('command', '')}`"
+    notes = [*skipped, f"Versions: {versions}; {run}; from `{source}`."]
+    return markdown_table(head, rows) + "\n\n" + "\n\n".join(notes) + "\n"

@@ -210,7 +210,8 @@ def _macros(results_dir: Path) -> list[str]:
 SELECT parse_filename(filename, true) AS file, filename AS path, suite, date, embedder, baseline,
     coalesce(headline, 'ndcg@10') AS headline, rows
 FROM read_json({pattern}, filename = true, format = 'auto', maximum_object_size = {_MAX_OBJECT_BYTES},
-    columns = {{{declared}}})""",
+    columns = {{{declared}}})
+WHERE rows IS NOT NULL  -- a suite's file; others (results/parse.json's parse metrics) are not rows""",
         """CREATE MACRO result_rows() AS TABLE
 SELECT f.file, f.suite, f.headline, f.date AS file_date, u.r, u.position
 FROM result_files() AS f, unnest(f.rows) WITH ORDINALITY AS u(r, position)""",

@@ -169,7 +169,7 @@ def test_factory_builds_each_chunker_by_name() -> None:
     fixed = make_chunker("fixed", size=64, overlap=4, tokenizer=tokenizer)
     structural = make_chunker("structural", size=64, tokenizer=tokenizer)
 
-    assert CHUNKERS == ("fixed", "structural", "whole")
+    assert CHUNKERS == ("fixed", "structural", "semantic", "whole")
     assert isinstance(fixed, FixedTokenChunker)
     assert isinstance(structural, StructuralChunker)
     assert fixed.settings() == {"chunker": "fixed", "size": 64, "overlap": 4, "tokenizer": "regex-words"}
@@ -187,9 +187,10 @@ def test_factory_defaults_to_the_embedder_tokenizer() -> None:
 
 def test_factory_names_the_known_chunkers_for_an_unknown_one() -> None:
     with pytest.raises(
-        ValueError, match=r"chunker='semantic' is unknown; expected one of: fixed, structural, whole"
+        ValueError,
+        match=r"chunker='sentences' is unknown; expected one of: fixed, structural, semantic, whole",
     ):
-        make_chunker("semantic", size=64, tokenizer=RegexTokenizer())
+        make_chunker("sentences", size=64, tokenizer=RegexTokenizer())
 
 
 def test_factory_passes_invalid_settings_on_to_the_chunker_check() -> None:

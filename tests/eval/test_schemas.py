@@ -136,7 +136,8 @@ QUESTION = "  - {id: pads, question: q, category: factual, answers: [{quote: che
     [
         (
             "name: g\nquestoins:\n" + QUESTION,
-            "questoins: is not a golden set key. Did you mean 'questions'? A golden set has name, questions",
+            "questoins: is not a golden set key. Did you mean 'questions'? "
+            "A golden set has name, unresolved, questions",
         ),
         (
             "questions:\n  - {id: pads, question: q, category: factual, notes: n, answers: [{quote: x}]}\n",

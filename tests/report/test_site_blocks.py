@@ -157,3 +157,26 @@ def test_a_plot_of_a_kind_the_file_cannot_have_is_named(project: Path) -> None:
     with pytest.raises(Exception, match=r"toy\.json: has no plot 'ratios'"):
         render_page(text, Path("site/toy.md"), Results.at("results"))
     assert check_page(PAGE, Path("site/toy.md"), Results.at("results"))[0].line == 3
+
+
+def test_the_parse_table_has_a_line_per_backend_and_document_and_names_what_did_not_run() -> None:
+    from clear_rag.report.tables import PARSE_COLUMNS, parse_table
+
+    scores = {key: 0.5 for key, _ in PARSE_COLUMNS}
+    doc = {
+        "date": "2026-11-30T00:00:00+00:00",
+        "command": "clear-rag parse-eval --save-results",
+        "versions": {"pdfplumber": "0.11.10"},
+        "backends": {
+            "layout": {
+                "overall": scores,
+                "documents": {"one-column/a.pdf": scores, "two-column/a.pdf": scores},
+            },
+            "docling": {"not_run": "the docling package is not installed"},
+        },
+    }
+    lines = [
+        line for line in parse_table(doc, "results/parse.json").splitlines() if line.startswith("| layout")
+    ]
+    assert [line.split(" | ")[1] for line in lines] == ["one-column/a.pdf", "two-column/a.pdf", "**overall**"]
+    assert "Not run: docling (the docling package is not installed)" in parse_table(doc, "results/parse.json")

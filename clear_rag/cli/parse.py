@@ -1,0 +1,267 @@
+"""``clear-rag parse-eval [FOLDER]``: every PDF parsed by each backend and scored against its ground truth.
+
+A PDF ``<co>-<anything>.pdf`` is scored against ``<truth>/<co>.json`` (``aapl-two-column.pdf`` against
+``truth/aapl.json``) with the metrics of ``clear_rag.eval.parse``. One table per backend is printed;
+``--save-results`` writes them to ``results/parse.json``, which ``tests/parse/test_pdf_differential.py``
+holds every later parse to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import shlex
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from clear_rag.cli.app import app, fail
+from clear_rag.errors import ClearRagError, InputError, ModelError
+from clear_rag.eval.parse import DocumentScore, Truth, furniture_occurrences, overall, score_document
+from clear_rag.parse.base import Parser
+
+DEFAULT_FOLDER = Path("corpora") / "10k" / "pdf"
+FIRST = ("layout", "flat")  # the parser and its baseline, then any other registered backend
+RESULT_NAME = "parse.json"
+BUILD = "Build the corpus with `make corpus-10k`"
+
+
+def default_backends() -> tuple[str, ...]:
+    """Every registered PDF backend, ``layout`` and ``flat`` first: those whose extra is missing are
+    then listed as not run, so the result file says what was not measured here."""
+    from clear_rag.parse.registry import backends
+
+    registered = backends("pdf")
+    return tuple(b for b in FIRST if b in registered) + tuple(b for b in registered if b not in FIRST)
+
+
+def _truth_dir(folder: Path, truth: Path | None) -> Path:
+    return truth if truth is not None else folder.parent / "truth"
+
+
+def find_pdfs(folder: Path) -> list[Path]:
+    """The PDFs under ``folder`` (one sub-folder per render), sorted; an error naming the folder when
+    there are none."""
+    if not folder.is_dir():
+        raise InputError("does not exist or is not a folder", path=str(folder), fix=BUILD)
+    found = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
+    if not found:
+        raise InputError("holds no PDF files (*.pdf)", path=str(folder), fix=BUILD)
+    return found
+
+
+def _name(pdf: Path, root: Path) -> str:
+    """A PDF's name in the results: its path below the corpus folder (``two-column/aapl.pdf``)."""
+    return pdf.relative_to(root).as_posix() if pdf.is_relative_to(root) else pdf.name
+
+
+def truth_path(pdf: Path, truth_dir: Path) -> Path:
+    """``<truth_dir>/<co>.json`` for ``<co>.pdf`` or ``<co>-anything.pdf``: the name before any ``-``."""
+    return truth_dir / f"{pdf.stem.split('-', 1)[0]}.json"
+
+
+def load_truth(path: Path) -> Truth:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("does not exist (the ground truth of a PDF)", path=str(path), fix=BUILD) from None
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot be read as JSON ({err})", path=str(path), fix=BUILD) from None
+    if not isinstance(data, dict):
+        raise InputError("is not a truth file (not a JSON object)", path=str(path), fix=BUILD)
+    try:
+        return Truth.from_mapping(data, source=str(path))
+    except ValueError as err:
+        raise InputError(str(err).removeprefix(f"{path}: "), path=str(path), fix=BUILD) from None
+
+
+def pdf_pages(data: bytes, *, source: str) -> tuple[int, str]:
+    """The page count and the full text of a PDF, read with pdfium: an extractor neither backend under
+    test uses, which counts the furniture the pages carry (``furniture_leakage``'s denominator)."""
+    import pypdfium2  # type: ignore[import-untyped]  # no py.typed; pdfplumber's own dependency
+
+    try:
+        document = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError as err:
+        raise InputError(f"cannot be opened as a PDF ({err})", path=source, fix=BUILD) from None
+    try:
+        texts = []
+        for page in document:
+            textpage = page.get_textpage()
+            texts.append(textpage.get_text_bounded())
+            textpage.close()
+            page.close()
+        return len(texts), "\n".join(texts).replace("\r\n", "\n").replace("\r", "\n")
+    finally:
+        document.close()
+
+
+def evaluate(pdfs: Sequence[Path], truth_dir: Path, backends: Sequence[str], root: Path) -> dict[str, Any]:
+    """Each backend's scores over ``pdfs``, as the ``backends`` part of the result file: per backend
+    ``{"version", "overall", "documents": {path below root: scores}}``, or ``{"not_run": reason}`` for one
+    whose package is not installed (``ModelError``). An unknown backend name is an error."""
+    from clear_rag.parse.registry import get_parser
+
+    truths = {pdf: load_truth(truth_path(pdf, truth_dir)) for pdf in pdfs}
+    pages: dict[Path, tuple[int, int]] = {}
+    for pdf in pdfs:
+        count, text = pdf_pages(pdf.read_bytes(), source=str(pdf))
+        pages[pdf] = (count, furniture_occurrences(text, truths[pdf].furniture))
+    out: dict[str, Any] = {}
+    for name in backends:
+        try:
+            parser = get_parser("pdf", name)
+            documents = {_name(pdf, root): _score(parser, pdf, truths[pdf], *pages[pdf]) for pdf in pdfs}
+        except ModelError as err:  # its extra is not installed: what was not measured, and why
+            out[name] = {"not_run": str(err)}
+            continue
+        total = overall(score for score, _ in documents.values())
+        out[name] = {
+            "version": parser.version,
+            "overall": total.to_dict() if total is not None else {},
+            "documents": {
+                pdf: score.to_dict() | ({"error": error} if error else {})
+                for pdf, (score, error) in documents.items()
+            },
+        }
+    return out
+
+
+def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, on_pages: int) -> tuple[DocumentScore, str]:
+    """One PDF parsed and scored, with the parse's seconds; a file the parser refuses is scored as an
+    empty parse (nothing recovered) and its error returned beside the score."""
+    data = pdf.read_bytes()
+    error = ""
+    started = time.perf_counter()
+    try:
+        parsed = parser.parse(data, source=str(pdf))
+        text, blocks = parsed.text, parsed.blocks
+    except InputError as err:
+        text, blocks, error = "", (), str(err)
+    seconds = time.perf_counter() - started
+    score = score_document(text, blocks, truth, furniture_on_pages=on_pages)
+    return dataclasses.replace(score, pages=pages, seconds=seconds), error
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def result_document(backends: dict[str, Any], command: str) -> dict[str, Any]:
+    """The result file: when, by what command, with which library and parser versions, on what machine."""
+    return {
+        "suite": "parse",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "versions": {
+            "clear-rag": _version("clear-rag"),
+            "pdfplumber": _version("pdfplumber"),
+            "pdfminer.six": _version("pdfminer.six"),
+            "pypdfium2": _version("pypdfium2"),
+            "parsers": {name: run["version"] for name, run in backends.items() if "version" in run},
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+        },
+        "backends": backends,
+    }
+
+
+COLUMNS = (
+    ("P", "words_precision", "{:.4f}"),
+    ("R", "words_recall", "{:.4f}"),
+    ("F1", "words_f1", "{:.4f}"),
+    ("order", "order", "{:.4f}"),
+    ("cells in tables", "cells_in_tables", "{:.4f}"),
+    ("cells anywhere", "cells_anywhere", "{:.4f}"),
+    ("furniture leak", "furniture_leakage", "{:.4f}"),
+    ("pages", "pages", "{}"),
+    ("seconds", "seconds", "{:.2f}"),
+    ("pages/s", "pages_per_second", "{:.1f}"),
+)
+
+
+def table(backends: dict[str, Any]) -> str:
+    """One text table per backend: a line per document, then the overall (micro) line."""
+    blocks = []
+    for name, run in backends.items():
+        if "not_run" in run:
+            blocks.append(f"backend {name}: not run: {run['not_run']}")
+            continue
+        rows = [*run["documents"].items(), ("overall", run["overall"])]
+        width = max(len(doc) for doc, _ in rows)
+        head = f"{'document':<{width}}  " + "  ".join(
+            f"{label:>{max(len(label), 6)}}" for label, _, _ in COLUMNS
+        )
+        lines = [f"backend {name} ({run['version']})", head]
+        for doc, scores in rows:
+            cells = "  ".join(
+                f"{form.format(scores[key]):>{max(len(label), 6)}}" for label, key, form in COLUMNS
+            )
+            lines.append(
+                f"{doc:<{width}}  {cells}" + (f"  error: {scores['error']}" if "error" in scores else "")
+            )
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def command_line(folder: Path, truth: Path | None, backends: Sequence[str], results_dir: Path) -> str:
+    """The command that reproduces a run, with only the options that differ from their defaults."""
+    args = ["clear-rag", "parse-eval"]
+    if folder != DEFAULT_FOLDER:
+        args.append(str(folder))
+    if truth is not None:
+        args += ["--truth", str(truth)]
+    if tuple(backends) != default_backends():
+        for name in backends:
+            args += ["--backend", name]
+    args.append("--save-results")
+    if results_dir != Path("results"):
+        args += ["--results-dir", str(results_dir)]
+    return shlex.join(args)
+
+
+@app.command("parse-eval")
+def parse_eval_command(
+    folder: Annotated[Path, typer.Argument(help="Folder of PDFs named <co>-<layout>.pdf.")] = DEFAULT_FOLDER,
+    truth: Annotated[
+        Path | None,
+        typer.Option("--truth", help="Folder of <co>.json ground truths (default: truth/ beside FOLDER)."),
+    ] = None,
+    backend: Annotated[
+        list[str] | None,
+        typer.Option("--backend", help="A PDF parser backend (repeatable; default: every registered one)."),
+    ] = None,
+    save_results: Annotated[
+        bool, typer.Option("--save-results", help=f"Write results/{RESULT_NAME}.")
+    ] = False,
+    results_dir: Annotated[Path, typer.Option("--results-dir", help="Where result files go.")] = Path(
+        "results"
+    ),
+) -> None:
+    """Score PDF parsers against ground truth: words, reading order, table cells, page furniture, speed."""
+    backends = tuple(backend) if backend else default_backends()
+    try:
+        pdfs = find_pdfs(folder)
+        scores = evaluate(pdfs, _truth_dir(folder, truth), backends, folder)
+    except ClearRagError as err:
+        raise fail(err) from None
+    typer.echo(table(scores))
+    if save_results:
+        from clear_rag.results.files import write_result
+
+        target = results_dir / RESULT_NAME
+        write_result(target, result_document(scores, command_line(folder, truth, backends, results_dir)))
+        typer.echo(f"written to {target}")

@@ -1,0 +1,33 @@
+"""The table a layout rule found, rendered as the HTML parser renders a ``<table>``: one row per
+line, its non-empty cells separated by " | ". Its cells are kept in the block's meta as JSON.
+
+Ruled tables (drawn cell grids) are found by ``ruled``, tables without rules (words aligned on
+shared columns) by ``aligned``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    rows: tuple[tuple[str, ...], ...]
+    ruled: bool
+
+    def render(self) -> str:
+        """One row per line, non-empty cells separated by " | "; rows with no text left out."""
+        return "\n".join(" | ".join(cell for cell in row if cell) for row in self.rows if any(row))
+
+    def meta(self) -> dict[str, str]:
+        return {
+            "rows": str(sum(1 for row in self.rows if any(row))),
+            "columns": str(max((len(row) for row in self.rows), default=0)),
+            "ruled": "yes" if self.ruled else "no",
+            "cells": json.dumps([list(row) for row in self.rows if any(row)], ensure_ascii=False),
+        }
