@@ -109,7 +109,8 @@ SET_CHUNKING = case(
     "config-beir-set-wrong-type",
     area="config",
     fault="`clear-rag beir FOLDER --set chunking=5` (a number for a table; it was a TypeError traceback)",
-    message="error: --set: chunking=5: has the wrong type. Expected a table of chunker, size, overlap",
+    message="error: --set: chunking=5: has the wrong type. "
+    "Expected a table of chunker, size, overlap, parsers, contextual",
     exit_code=2,
 )
 SET_INF = case(
