@@ -30,6 +30,7 @@ from clear_rag.eval import beir
 from clear_rag.eval.labels import label_files
 from clear_rag.eval.suite import Row, Suite, load_suite
 from clear_rag.ingest import discover
+from clear_rag.parse.registry import default_backend, file_type_of
 
 # Bump when an asset's code changes what it produces: every partition of that asset is then requested.
 CODE_VERSION = "1"
@@ -70,6 +71,13 @@ def partition_key() -> str:
 def digest(*parts: str) -> str:
     """The first 16 hex digits of the SHA-256 of ``parts`` joined by newlines."""
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def parse_key(file_key: str, chunking: ChunkingConfig) -> str:
+    """The parsed partition of one corpus file for one chunking: the file and the backend that
+    chunking's parsers choose for its type, e.g. ``pdf/aapl.pdf@flat`` or ``notes.md@markdown-it``."""
+    kind = file_type_of(file_key)
+    return f"{file_key}@{dict(chunking.parsers).get(kind) or default_backend(kind)}"
 
 
 def chunk_key(chunking: ChunkingConfig) -> str:
@@ -132,6 +140,30 @@ class Layout:
     @property
     def corpus(self) -> StaticPartitionsDefinition:
         return StaticPartitionsDefinition(list(self.files))
+
+    def parses(self) -> dict[str, set[str]]:
+        """Each parsed partition (a file and a backend) to the store partitions (chunkings) that read it."""
+        found: dict[str, set[str]] = {}
+        for key, chunking in self.chunkings.items():
+            for file_key in self.files:
+                found.setdefault(parse_key(file_key, chunking), set()).add(key)
+        return dict(sorted(found.items()))
+
+    @property
+    def parsed(self) -> StaticPartitionsDefinition:
+        """One partition per corpus file and parser backend some chunking of the suite uses."""
+        return StaticPartitionsDefinition(list(self.parses()))
+
+    def file_to_parses(self) -> StaticPartitionMapping:
+        """Each corpus partition (a file) to its parsed partitions (one per backend)."""
+        found: dict[str, set[str]] = {}
+        for key in self.parses():
+            found.setdefault(key.rpartition("@")[0], set()).add(key)
+        return StaticPartitionMapping(found)
+
+    def parses_to_stores(self) -> StaticPartitionMapping:
+        """Each parsed partition to the store partitions whose chunking parses with its backend."""
+        return StaticPartitionMapping(self.parses())
 
     def stores(self, retriever: str | None = None) -> StaticPartitionsDefinition:
         """The chunkings (all, or only those whose rows use ``retriever``) as partitions."""

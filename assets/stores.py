@@ -93,11 +93,12 @@ def store_assets(layout: Layout) -> list[AssetsDefinition]:
 
         store = beir_store
     else:
-        parsed_in = AssetIn(layout.key("parsed"), partition_mapping=AllPartitionMapping())
+        parsed_in = AssetIn(layout.key("parsed"), partition_mapping=layout.parses_to_stores())
 
         @asset(ins={"parsed": parsed_in}, deps=[golden], **settings)  # type: ignore[untyped-decorator]
         def corpus_store(parsed: Any, paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
-            # The IO manager hands over {file: parsed file}, except that a lone file comes bare.
+            # The IO manager hands over {file@backend: parsed file} for this chunking's backends,
+            # except that a lone file comes bare.
             files = parsed.values() if isinstance(parsed, dict) else [parsed]
             return fill(paths, {f.document.id: f for f in files})
 

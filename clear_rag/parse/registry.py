@@ -47,6 +47,11 @@ def backends(file_type: str) -> list[str]:
     return sorted(backend for kind, backend in _factories if kind == file_type)
 
 
+def default_backend(file_type: str) -> str:
+    """The backend ``get_parser`` uses for ``file_type`` when none is named."""
+    return _defaults.get(file_type) or backends(file_type)[0]
+
+
 def supported() -> dict[str, list[str]]:
     """The file types some registered parser handles, each with its extensions, sorted."""
     parsed = {kind for kind, _ in _factories}
@@ -75,7 +80,7 @@ def get_parser(file_type: str, backend: str | None = None) -> Parser:
     available = backends(file_type)
     if not available:
         raise _unsupported(file_type, field="file type", value=file_type)
-    name = backend if backend is not None else _defaults.get(file_type, available[0])
+    name = backend if backend is not None else default_backend(file_type)
     factory = _factories.get((file_type, name))
     if factory is None:
         raise UnsupportedFileError(

@@ -39,6 +39,7 @@ SUITE = suite_yaml(
 )
 ROWS = ["bigger chunks", "bm25", "dense", "hybrid"]
 CHUNKINGS = ["fixed-32-overlap1", "fixed-8-overlap1"]
+PARSED = ["a.md@markdown-it", "b.txt@plain", "sub/c.html@html"]  # each file and its parser backend
 
 
 class CountingEmbedder:

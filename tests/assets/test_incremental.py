@@ -21,7 +21,7 @@ from clear_rag import ingest
 from clear_rag.ingest import ParsedFile
 from clear_rag.parse.base import Parser
 from clear_rag.store.sqlite import Store
-from tests.assets.conftest import CHUNKINGS, DAGSTER_WARNINGS, ROWS, CountingEmbedder, toy_definitions
+from tests.assets.conftest import CHUNKINGS, DAGSTER_WARNINGS, PARSED, ROWS, CountingEmbedder, toy_definitions
 
 
 def _version(instance: DagsterInstance, key: str, partition: str | None = None) -> str | None:
@@ -71,7 +71,7 @@ def _scenario(
     cursor = project / CURSOR
 
     first = update(defs, instance, cursor)
-    assert first.partitions("toy/parsed") == ["a.md", "b.txt", "sub/c.html"]
+    assert first.partitions("toy/parsed") == PARSED
     # Each file parsed once, by its parsed partition; the two stores took the parsed documents.
     assert sorted(parses) == ["docs/a.md", "docs/b.txt", "docs/sub/c.html"]
     assert first.partitions("toy/evaluation") == ROWS
@@ -110,7 +110,7 @@ def _scenario(
     changed = update(defs, instance, cursor)
     after = {f: _version(instance, "toy/corpus", f) for f in corpus_versions}
     assert [f for f in after if after[f] != corpus_versions[f]] == ["b.txt"]
-    assert changed.ticks[0] == {"toy/parsed": ["b.txt"]}
+    assert changed.ticks[0] == {"toy/parsed": ["b.txt@plain"]}
     assert parses == ["docs/b.txt"]  # parsed once, for both chunkings' stores
     assert changed.ticks[1] == {"toy/store": CHUNKINGS}
     assert set(changed.ticks[2]) == {"toy/keyword_index", "toy/vector_index"}
