@@ -79,7 +79,7 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         row = layout.row(suite, partition_key())
         model = embedder.get() if "vector" in row.config.retrievers else None
         chat_model = None
-        if row.config.needs_chat():
+        if suite.needs_chat(row):
             chat_model = cached_chat(chat.get(), suite, Path(paths.results_dir))
         started = time.perf_counter()
         with Store(store_dir(suite, row.config.chunking, Path(paths.store_root))) as opened:
@@ -92,6 +92,7 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
                 embedder=model,
                 chat=chat_model,
                 corpus=corpus_sha256(suite, opened),
+                generate=suite.generate,
             )
         if chat_model is not None:
             chat_model.cache.save()

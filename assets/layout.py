@@ -98,7 +98,7 @@ class Layout:
     embedder: str
     chunkings: dict[str, ChunkingConfig]
     files: tuple[str, ...]
-    chat: str = ""  # the chat model's name, where some row expands the query or uses HyDE
+    chat: str = ""  # the chat model's name, where some row answers, expands the query or uses HyDE
     results_dir: str = ""  # where the result file goes: moving it re-writes the file there
     reranker: str = ""  # the cross-encoder of the rows that rerank, where the run names one
 
@@ -119,7 +119,7 @@ class Layout:
                 fix="Name the corpus folder and golden file, or a BEIR folder",
             )
         prefix = re.sub(r"\W", "_", suite.name)
-        uses_chat = any(r.config.needs_chat() for r in suite.rows)
+        uses_chat = any(suite.needs_chat(r) for r in suite.rows)
         return cls(
             suite,
             prefix,

@@ -206,8 +206,9 @@ def _config(site: SiteLayout) -> Path:
     config: dict[str, Any] = yaml.safe_load((site.root / "mkdocs.yml").read_text(encoding="utf-8"))
     config["hooks"] = [str((site.root / hook).resolve()) for hook in config.get("hooks", [])]
     config.setdefault("extra", {})["results_dirs"] = [str(f.resolve()) for f in site.results.folders]
-    path = site.target / "mkdocs.yml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    path, text = site.target / "mkdocs.yml", yaml.safe_dump(config, sort_keys=False)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:  # unchanged: left alone
+        path.write_text(text, encoding="utf-8")
     return path
 
 

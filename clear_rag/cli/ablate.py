@@ -38,8 +38,9 @@ SuiteChatOption = Annotated[
     typer.Option(
         "--chat",
         envvar="CLEAR_RAG_CHAT",
-        help="Chat model of the rows that expand the query or use HyDE; their generations come from "
-        "results/generations/SUITE.json where cached, so the model runs only for new ones.",
+        help="Chat model of the rows that answer (a suite with generate: true), expand the query or "
+        "use HyDE; their generations come from results/generations/SUITE.json where cached, so the "
+        "model runs only for new ones.",
     ),
 ]
 
@@ -144,7 +145,7 @@ def _run(
     uses_vectors = any("vector" in row.config.retrievers for row in suite.rows)
     model = make_embedder(embedder, timeout=timeout) if uses_vectors else None
     chat_model = None
-    if any(row.config.needs_chat() for row in suite.rows):
+    if any(suite.needs_chat(row) for row in suite.rows):
         model_chat = make_chat(chat, timeout=timeout)
         chat_model = runner.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
     try:

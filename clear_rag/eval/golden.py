@@ -18,8 +18,9 @@ from typing import Any
 from clear_rag import yamlfile
 from clear_rag.errors import InputError
 
-# table: answered only by a table cell (a parser that loses the table loses the answer)
-CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage", "table")
+# table: answered only by a table cell (a parser that loses the table loses the answer); refusal: the
+# corpus does not say, so the honest answer is a refusal (an answer-grading question, no quotes)
+CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage", "table", "refusal")
 
 
 class LabelError(InputError):
@@ -56,11 +57,18 @@ class Label:
 
 @dataclass(frozen=True, slots=True)
 class Question:
+    """A question, its labelled spans, and what an answer to it is graded by (``clear_rag.eval.answers``):
+    terms it must mention (each a tuple of allowed variants), terms from neighbouring sections it must
+    not, and whether its honest answer is a refusal."""
+
     id: str
     question: str
     category: str
     note: str
     labels: tuple[Label, ...]
+    must_mention: tuple[tuple[str, ...], ...] = ()
+    must_not_mention: tuple[str, ...] = ()
+    refusal: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +202,16 @@ GOLDEN_KEYS = ("name", "unresolved", "questions")
 # naming it (a golden set over text written here), or count as a miss (a set written against ground
 # truth and resolved against each parser's output, where mangling a quote is that parser's failure).
 UNRESOLVED = ("error", "miss")
-QUESTION_KEYS = ("id", "question", "category", "note", "answers")
+QUESTION_KEYS = (
+    "id",
+    "question",
+    "category",
+    "note",
+    "answers",
+    "must_mention",
+    "must_not_mention",
+    "refusal",
+)
 ANSWER_KEYS = ("doc", "quote")
 
 
@@ -258,8 +275,9 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
     yamlfile.check_keys(
         row, QUESTION_KEYS, kind="question", path=source, where=str(row.get("id", where)), error=InputError
     )
+    _check_grading(row, str(row.get("id", where)), source)
     for key in ("id", "question", "category", "answers"):
-        if key not in row:
+        if key not in row and not (key == "answers" and row.get("refusal") is True):
             raise InputError(f"lacks {key}", path=source, field=str(row.get("id", where)), fix=f"Add {key}:")
     qid = str(row["id"])
     if row["category"] not in CATEGORIES:
@@ -270,8 +288,16 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
             value=row["category"],
             fix=f"Use one of: {', '.join(CATEGORIES)}",
         )
-    answers: Any = row["answers"] or []
-    if not isinstance(answers, list) or not answers:
+    answers: Any = row.get("answers") or []
+    if row.get("refusal") is True:
+        if answers:
+            raise InputError(
+                "is a refusal question (the corpus does not say) but quotes an answer",
+                path=source,
+                field=f"{qid}.answers",
+                fix="Remove the quotes (answers: []), or drop refusal: true",
+            )
+    elif not isinstance(answers, list) or not answers:
         raise InputError(
             "must be a list of at least one answer",
             path=source,
@@ -294,6 +320,43 @@ def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
     return row
 
 
+def _check_grading(row: dict[str, Any], qid: str, source: str) -> None:
+    """``must_mention`` a list of terms or lists of variants, ``must_not_mention`` a list of terms,
+    ``refusal`` true or false, and a refusal question with nothing it must mention."""
+    refusal = row.get("refusal", False)
+    if not isinstance(refusal, bool):
+        raise InputError(
+            "must be true or false",
+            path=source,
+            field=f"{qid}.refusal",
+            value=refusal,
+            fix="Write refusal: true",
+        )
+    for key, nested in (("must_mention", True), ("must_not_mention", False)):
+        terms = row.get(key, [])
+        items = (
+            [t if nested and isinstance(t, list) else [t] for t in terms] if isinstance(terms, list) else []
+        )
+        if not isinstance(terms, list) or not all(
+            group and all(isinstance(t, str) and t.strip() for t in group) for group in items
+        ):
+            shape = "[term, [variant, variant], ...]" if nested else "[term, term, ...]"
+            raise InputError(
+                "must be a list of non-empty terms" + (" (or lists of allowed variants)" if nested else ""),
+                path=source,
+                field=f"{qid}.{key}",
+                value=terms,
+                fix=f"Write {key}: {shape}",
+            )
+    if refusal and row.get("must_mention"):
+        raise InputError(
+            "is a refusal question, so an answer has nothing it must mention",
+            path=source,
+            field=f"{qid}.must_mention",
+            fix="Remove must_mention, or drop refusal: true",
+        )
+
+
 def _resolved(
     row: dict[str, Any], texts: Mapping[str, NormalisedText], source: str, *, miss: bool = False
 ) -> Question:
@@ -301,7 +364,7 @@ def _resolved(
     or more than once becomes an unresolved label instead of an error)."""
     qid = str(row["id"])
     labels = []
-    for answer in row["answers"]:
+    for answer in row.get("answers") or []:
         quote, doc = str(answer.get("quote", "")), None if answer.get("doc") is None else str(answer["doc"])
         try:
             labels.append(resolve(qid, quote, doc, texts, source))
@@ -309,4 +372,13 @@ def _resolved(
             if not miss:
                 raise
             labels.append(Label(doc or "", 0, 0, quote, problem=err.what))
-    return Question(qid, str(row["question"]), str(row["category"]), str(row.get("note", "")), tuple(labels))
+    return Question(
+        qid,
+        str(row["question"]),
+        str(row["category"]),
+        str(row.get("note", "")),
+        tuple(labels),
+        must_mention=tuple(tuple(t) if isinstance(t, list) else (t,) for t in row.get("must_mention") or []),
+        must_not_mention=tuple(row.get("must_not_mention") or []),
+        refusal=bool(row.get("refusal", False)),
+    )

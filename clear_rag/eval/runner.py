@@ -25,6 +25,7 @@ from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, ModelMissing
 from clear_rag.eval import beir
 from clear_rag.eval import metrics as m
+from clear_rag.eval.answers import ANSWER_METRICS, grade_trace
 from clear_rag.eval.golden import Question
 from clear_rag.eval.labels import Labels, labels_in
 from clear_rag.eval.loss import where_lost
@@ -71,11 +72,16 @@ def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
 
 
 def metric_names(suite: Suite, labels: Labels) -> list[str]:
-    """What the suite reports: its ``metrics:`` (checked when the suite loads), or span metrics where
-    there are span labels and document nDCG@10 where there are qrels."""
+    """What the suite reports: its ``metrics:`` (checked when the suite loads), or the answer grades
+    where its rows generate, span metrics where there are span labels and document nDCG@10 where
+    there are qrels."""
     if suite.metrics:
         return list(suite.metrics)
-    return [*(m.SPAN_METRICS if labels.spans else ()), *(m.DOC_METRICS[:1] if labels.qrels else ())]
+    return [
+        *(ANSWER_METRICS if suite.generate else ()),
+        *(m.SPAN_METRICS if labels.spans else ()),
+        *(m.DOC_METRICS[:1] if labels.qrels else ()),
+    ]
 
 
 def fill_store(
@@ -198,15 +204,22 @@ def judged(
     chunks: Mapping[str, Sequence[ChunkRef]],
     names: Sequence[str],
 ) -> dict[str, Any]:
-    """What a trace says of one question: its metrics and what decided them (``score``), and, with span
-    labels, where its answer was lost. ``run_row`` records it; ``replay`` recomputes it."""
+    """What a trace says of one question: its metrics and what decided them (``score``), with span
+    labels where its answer was lost, and where the suite grades answers, the grades and what decided
+    each (``answers.grade_trace``). ``run_row`` records it; ``replay`` recomputes it."""
     detail = score(final_ranking(trace.stages), question, labels.qrels.get(question.id), chunks, names)
     if question.labels:
         detail["lost"] = where_lost(trace, question.labels).to_dict()
+    if any(name in ANSWER_METRICS for name in names):
+        graded = grade_trace(question, trace)
+        values = {**detail["metrics"], **graded.metrics}
+        detail["metrics"] = {name: round(values[name], 6) for name in names if name in values}
+        detail["answer"] = trace.answer
+        detail["graded"] = graded.decided
     return detail
 
 
-REPLAYED = ("metrics", "lost")  # what a replay recomputes of a question and compares with the file
+REPLAYED = ("metrics", "lost", "graded")  # what a replay recomputes of a question and compares with the file
 
 
 def replayable(question: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,15 +247,19 @@ def run_row(
     chat: ChatModel | None = None,
     corpus: str = "",
     progress: Progress | None = None,
+    generate: bool = False,
 ) -> dict[str, Any]:
     """One row over every question: per-question metrics and detail, aggregates, timings.
 
-    A row that needs a model this machine does not have (a reranker not pulled) comes back as
-    ``{"name": ..., "skipped": reason}``; every other problem is raised.
+    With ``generate`` every question is answered by ``chat`` too (an answer-grading suite), and the
+    answers graded with the metrics of ``names``. A row that needs a model this machine does not
+    have (a reranker not pulled) comes back as ``{"name": ..., "skipped": reason}``; every other
+    problem is raised.
     """
-    if row.config.needs_chat() and chat is None:
+    if (row.config.needs_chat() or generate) and chat is None:
+        what = "answers every question" if generate else "expands the query or uses HyDE"
         raise ConfigError(
-            "expands the query or uses HyDE, which needs a chat model",
+            f"{what}, which needs a chat model",
             field=f"row {row.name!r}",
             fix="Pass --chat (e.g. --chat smollm2, or --chat echo for the fake)",
         )
@@ -258,7 +275,7 @@ def run_row(
             "config_hash": row.config.hash(),
             "skipped": reason,
         }
-    planner = Planner(pipeline, chat if row.config.needs_chat() else None)
+    planner = Planner(pipeline, chat if row.config.needs_chat() or generate else None)
     chunks = chunks_by_doc(store)
     questions: list[dict[str, Any]] = []
     seconds: list[float] = []
@@ -267,7 +284,7 @@ def run_row(
         progress(0, len(labels.questions))
     for n, question in enumerate(labels.questions):
         started = time.perf_counter()
-        trace = planner.run(question.question, generate=False)
+        trace = planner.run(question.question, generate=generate)
         seconds.append(time.perf_counter() - started)
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
@@ -328,6 +345,7 @@ def run_suite(
                         chat=chat,
                         corpus=corpus,
                         progress=bar.update,
+                        generate=suite.generate,
                     )
                 )
         _, first_labels, first_corpus = next(iter(opened.values()))

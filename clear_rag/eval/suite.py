@@ -11,6 +11,9 @@ rows:
     set: {retrievers: [vector], chunking: {chunker: fixed, size: 256, overlap: 128}}
 ```
 
+With ``generate: true`` every row also answers every question with the chat model and the answers
+are graded (``clear_rag.eval.answers``): the answer-grading suite.
+
 A BEIR suite is a suite like any other: its questions are the judged queries of ``split`` (default
 ``test``), judged per document by the qrels, and, with ``spans: true`` (the default where the
 dataset has a rationale file), per labelled span as well. ``metrics`` names what to report; by
@@ -27,6 +30,7 @@ from typing import Any
 from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
+from clear_rag.eval.answers import ANSWER_METRICS
 from clear_rag.eval.golden import read_golden
 from clear_rag.eval.metrics import DOC_METRICS, SPAN_METRICS
 
@@ -40,7 +44,9 @@ class Row:
     config: PipelineConfig
 
 
-SUITE_KEYS = ("name", "corpus", "golden", "beir", "split", "spans", "metrics", "baseline", "base", "rows")
+SUITE_KEYS = (
+    "name", "corpus", "golden", "beir", "split", "spans", "metrics", "generate", "baseline", "base", "rows",
+)  # fmt: skip
 ROW_KEYS = ("name", "set")
 
 
@@ -56,6 +62,11 @@ class Suite:
     split: str = "test"
     spans: bool = True  # a BEIR suite: use the rationale spans too, where the dataset has them
     metrics: tuple[str, ...] = ()  # empty: the defaults for the labels the suite has
+    generate: bool = False  # every row answers every question, and the answers are graded
+
+    def needs_chat(self, row: Row) -> bool:
+        """Whether ``row`` asks a chat model: it answers (``generate``), expands the query or uses HyDE."""
+        return self.generate or row.config.needs_chat()
 
     def with_golden(self, golden: Path) -> Suite:
         """The same rows over another question set (``clear-rag ablate SUITE --golden FILE``), named
@@ -203,7 +214,7 @@ def load_suite(name_or_path: str) -> Suite:
             "needs corpus: and golden:, or beir:", path=source, fix="Name the data the suite runs on"
         )
     metrics = data.get("metrics") or []
-    computed = (*SPAN_METRICS, *DOC_METRICS)
+    computed = (*ANSWER_METRICS, *SPAN_METRICS, *DOC_METRICS)
     if not isinstance(metrics, list) or not all(m in computed for m in metrics):
         raise ConfigError(
             "must be a list of metric names the runner computes",
@@ -212,14 +223,20 @@ def load_suite(name_or_path: str) -> Suite:
             value=metrics,
             fix=f"Use some of: {', '.join(computed)}",
         )
-    spans = data.get("spans", True)
-    if not isinstance(spans, bool):
+    spans, generate = data.get("spans", True), data.get("generate", False)
+    for key, value, fix in (
+        ("spans", spans, "Write spans: false to judge by qrels only"),
+        ("generate", generate, "Write generate: true to answer and grade every question"),
+    ):
+        if not isinstance(value, bool):
+            raise ConfigError("must be true or false", path=source, field=key, value=value, fix=fix)
+    if any(name in ANSWER_METRICS for name in metrics) and not generate:
         raise ConfigError(
-            "must be true or false",
+            "names answer grades, which need generated answers",
             path=source,
-            field="spans",
-            value=spans,
-            fix="Write spans: false to judge by qrels only",
+            field="metrics",
+            value=[name for name in metrics if name in ANSWER_METRICS],
+            fix="Add generate: true, or drop the answer grades from metrics:",
         )
     return Suite(
         str(data.get("name", path.stem)),
@@ -230,4 +247,5 @@ def load_suite(name_or_path: str) -> Suite:
         split=str(data.get("split", "test")),
         spans=spans,
         metrics=tuple(metrics),
+        generate=generate,
     )

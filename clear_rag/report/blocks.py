@@ -10,7 +10,8 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 ``results/bench/retrieval.json``, ``*`` is all of them) and optionally a kind:
 
 - (none): the suite table, every row against the baseline (``tables.suite_table``);
-- ``lost``: where each row's answers were lost (``tables.lost_table``);
+- ``lost``: where each row's answers were lost (``tables.query_table``);
+- ``answers``: how each row's answers were graded, per outcome (``tables.query_table``);
 - ``previous``: each row against the row before it (``tables.previous_table``);
 - ``categories``: the headline metric per question category (``tables.categories_table``);
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
@@ -110,14 +111,15 @@ class Block:
 
 
 def blocks(text: str) -> Iterator[Block]:
+    for _, block in _matched(text):
+        yield block
+
+
+def _matched(text: str) -> Iterator[tuple[re.Match[str], Block]]:
+    """Each block of ``text`` with the match that found it (where its body starts and ends)."""
     for m in BLOCK.finditer(text):
-        yield Block(
-            m.group("name"),
-            m.group("kind"),
-            m.group("arg"),
-            text.count("\n", 0, m.start()) + 1,
-            m.group("body"),
-        )
+        line = text.count("\n", 0, m.start()) + 1
+        yield m, Block(m.group("name"), m.group("kind"), m.group("arg"), line, m.group("body"))
 
 
 def plot_path(name: str, which: str) -> Path:
@@ -129,6 +131,7 @@ PLOT_TITLES = {
     "suite": "Each row against the baseline, with its 95% interval",
     "categories": "The headline metric per question category",
     "lost": "Where each row's answers were lost",
+    "answers": "How each row's answers were graded",
     "ratios": "clear-rag against each peer (above 1: clear-rag ahead)",
 }
 
@@ -154,10 +157,15 @@ def _suite(function: str) -> Callable[[Block, Path, Results], str]:
     return render
 
 
-def _lost(block: Block, page: Path, results: Results) -> str:
-    from clear_rag.report.tables import lost_table
+def _query(query: str) -> Callable[[Block, Path, Results], str]:
+    """A block of a per-row named query's counts (``lost``, ``answers``)."""
 
-    return lost_table(results.load(block.name), results.folder(block.name), block.name)
+    def render(block: Block, page: Path, results: Results) -> str:
+        from clear_rag.report.tables import query_table
+
+        return query_table(query, results.load(block.name), results.folder(block.name), block.name)
+
+    return render
 
 
 def _bench(block: Block, page: Path, results: Results) -> str:
@@ -178,7 +186,8 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "categories": _suite("categories_table"),
     "caveats": _suite("caveats"),
     "parse": _suite("parse_table"),
-    "lost": _lost,
+    "lost": _query("lost"),
+    "answers": _query("answers"),
     "bench": _bench,
     "reproduce": _reproduce,
     "plot": _plot_link,
@@ -198,7 +207,7 @@ def render_block(block: Block, page: Path, results: Results) -> str:
 def render_page(text: str, page: Path, results: Results) -> str:
     """``text`` (the page at ``page``, relative to the project root) with every block refilled."""
     out, last = [], 0
-    for m, block in zip(BLOCK.finditer(text), blocks(text), strict=True):
+    for m, block in _matched(text):
         out += [text[last : m.start("body")], render_block(block, page, results)]
         last = m.end("body")
     return "".join([*out, text[last:]])

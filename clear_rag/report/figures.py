@@ -1,10 +1,10 @@
 """Which plots a result file has, and each one's SVG bytes (drawn by ``plots``).
 
 A suite file has ``suite`` (each row against the baseline on the headline metric and MRR, with
-intervals), ``categories`` where its questions have categories, and ``lost`` where its rows carry loss
-verdicts; a benchmark with peers has ``ratios``. ``plots_for`` renders them all (what the asset graph
-and ``clear-rag report`` write to ``site/plots/``), ``render_plot`` one (what the check compares a
-committed file with).
+intervals), ``categories`` where its questions have categories, ``lost`` where its rows carry loss
+verdicts, and ``answers`` where they carry graded answers; a benchmark with peers has ``ratios``.
+``plots_for`` renders them all (what the asset graph and ``clear-rag report`` write to
+``site/plots/``), ``render_plot`` one (what the check compares a committed file with).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError
 from clear_rag.report.blocks import Results, plot_path
-from clear_rag.report.tables import lost_rows
+from clear_rag.report.tables import query_rows
 
 Plot = Callable[[str, Results], bytes | None]
 
@@ -40,11 +40,22 @@ def _categories(name: str, results: Results) -> bytes | None:
 def _lost(name: str, results: Results) -> bytes | None:
     from clear_rag.report import plots
 
-    columns, rows = lost_rows(results.folder(name), name)
+    columns, rows = query_rows("lost", results.folder(name), name)
     if not rows:
         return None
     title = f"Where the answer was lost: {results.load(name).get('suite', name)}"
     return plots.loss_svg(columns, rows, title, _source(name, results))
+
+
+def _answers(name: str, results: Results) -> bytes | None:
+    from clear_rag.eval.answers import CORRECT_OUTCOMES
+    from clear_rag.report import plots
+
+    columns, rows = query_rows("answers", results.folder(name), name)
+    if not rows:
+        return None
+    title = f"How the answers were graded: {results.load(name).get('suite', name)}"
+    return plots.loss_svg(columns, rows, title, _source(name, results), calm=CORRECT_OUTCOMES)
 
 
 def _ratios(name: str, results: Results) -> bytes | None:
@@ -58,7 +69,12 @@ def _ratios(name: str, results: Results) -> bytes | None:
     return plots.ratio_svg(title, bars, xlabel, _source(name, results))
 
 
-SUITE_PLOTS: dict[str, Plot] = {"suite": _suite, "categories": _categories, "lost": _lost}
+SUITE_PLOTS: dict[str, Plot] = {
+    "suite": _suite,
+    "categories": _categories,
+    "lost": _lost,
+    "answers": _answers,
+}
 BENCH_PLOTS: dict[str, Plot] = {"ratios": _ratios}
 
 

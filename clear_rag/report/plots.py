@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
@@ -30,6 +30,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from clear_rag.report.tables import headline as headline_of
+
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
@@ -39,6 +41,7 @@ MUTED, INK = "#BBBBBB", "#222222"
 WINE = "#882255"  # Tol's "muted" scheme: a fifth warm colour darker than Okabe-Ito's four
 # losses, from the nearest miss to the farthest; the last, lost in parsing (before any search), in grey
 WARM = (YELLOW, ORANGE, VERMILION, PURPLE, WINE, "#666666")
+CALM = (GREEN, "#56B4E9", BLUE)  # what went right: found; correct (cited right or not); refused rightly
 
 WIDTH = 8.4  # inches: 605 pt, which a browser shows as 806 px
 ROW = 0.36  # inches per row: room for a name wrapped onto two lines
@@ -116,15 +119,13 @@ def _run_date(result: dict[str, Any]) -> str:
     return str(result.get("date", ""))[:10] or "undated"
 
 
-def _headline(result: dict[str, Any]) -> str:
-    names: list[str] = result["metric_names"]
-    return str(result.get("headline") or ("ndcg@10" if "ndcg@10" in names else names[0]))
-
-
 def _mrr(result: dict[str, Any], headline: str) -> str | None:
-    """The MRR beside the headline: the one with the headline's prefix ("doc mrr@10" beside "doc
-    ndcg@10"), else plain "mrr@10", else any; None when the suite has none or the headline is it."""
+    """The metric beside the headline: "cited right" beside an answer suite's "correct"; else the MRR
+    with the headline's prefix ("doc mrr@10" beside "doc ndcg@10"), else plain "mrr@10", else any;
+    None when the suite has none or the headline is it."""
     names: list[str] = result["metric_names"]
+    if headline == "correct" and "cited right" in names:
+        return "cited right"
     prefix = headline[: -len("ndcg@10")] if headline.endswith("ndcg@10") else ""
     found = [n for n in (f"{prefix}mrr@10", "mrr@10") if n in names]
     found += [n for n in names if n.endswith("mrr@10")]
@@ -132,13 +133,14 @@ def _mrr(result: dict[str, Any], headline: str) -> str | None:
 
 
 def suite_svg(result: dict[str, Any], source: str) -> bytes:
-    """Each row's paired difference from the baseline, on the headline metric and on MRR (one panel
-    each; one panel if the suite has only one), with its 95% bootstrap interval. A difference whose
-    interval excludes 0 is drawn strong, one whose interval includes 0 muted; the baseline row is
-    marked "baseline" at 0. ``source`` (the result file) and the run date make the footnote."""
+    """Each row's paired difference from the baseline, on the headline metric and on MRR (or, for
+    graded answers, citations; one panel each, one panel if the suite has only one), with its 95%
+    bootstrap interval. A difference whose interval excludes 0 is drawn strong, one whose interval
+    includes 0 muted; the baseline row is marked "baseline" at 0. ``source`` (the result file) and the
+    run date make the footnote."""
     if not result.get("rows"):
         raise ValueError(f"{source}: the result has no rows to plot; run the suite with --save-results first")
-    headline = _headline(result)
+    headline = headline_of(result)
     mrr = _mrr(result, headline)
     metrics = [headline] if mrr is None else [headline, mrr]
     return _render(lambda: _suite_figure(result, metrics, f"{source}, run {_run_date(result)}"))
@@ -197,7 +199,7 @@ def categories_svg(result: dict[str, Any], source: str) -> bytes | None:
     fewer than two categories have the metric: one (BEIR's single "all") repeats the suite's headline."""
     rows: list[dict[str, Any]] = result.get("rows", [])
     categories = list(dict.fromkeys(c for row in rows for c in row.get("by_category", {})))
-    headline = _headline(result) if rows else ""
+    headline = headline_of(result) if rows else ""
     measured = {c for row in rows for c, values in row.get("by_category", {}).items() if headline in values}
     if len(measured) < 2:
         return None
@@ -207,7 +209,7 @@ def categories_svg(result: dict[str, Any], source: str) -> bytes | None:
 
 def _categories_figure(result: dict[str, Any], categories: list[str], footnote: str) -> Figure:
     rows: list[dict[str, Any]] = result["rows"]
-    headline = _headline(result)
+    headline = headline_of(result)
     baseline = result.get("baseline")
     counts: dict[str, int] = result.get("golden", {}).get("categories", {})
     handles: list[Artist] = [
@@ -240,19 +242,23 @@ def _categories_figure(result: dict[str, Any], categories: list[str], footnote: 
     return figure
 
 
-def loss_svg(columns: list[str], rows: list[list[Any]], title: str, source: str) -> bytes:
-    """Per row, its questions split by verdict (``clear_rag.eval.loss``) as one stacked bar: "found" in
-    a calm colour, the losses in warm ones in verdict order, each count printed where its segment is
-    wide enough. ``columns`` is ``["row", "questions", verdict, ...]`` and each row ``[name, total,
-    count, ...]`` (the "Where the answer was lost" table); ``source`` is the footnote as it is."""
+def loss_svg(
+    columns: list[str], rows: list[list[Any]], title: str, source: str, calm: Sequence[str] = ("found",)
+) -> bytes:
+    """Per row, its questions split by verdict as one stacked bar: the ``calm`` verdicts ("found" where
+    the answer was lost, ``clear_rag.eval.loss``; the correct outcomes of a graded answer,
+    ``clear_rag.eval.answers``) in calm colours, the others in warm ones in verdict order, each count
+    printed where its segment is wide enough. ``columns`` is ``["row", "questions", verdict, ...]`` and
+    each row ``[name, total, count, ...]`` (the ``lost`` or ``answers`` table); ``source`` is the
+    footnote as it is."""
     verdicts = columns[2:]
     if len(columns) < 3 or not rows:
         raise ValueError(
             f"loss_svg needs columns ['row', 'questions', verdict, ...] and at least one row; "
             f"got {len(columns)} columns and {len(rows)} rows"
         )
-    losses = [v for v in verdicts if v != "found"]
-    if len(losses) > len(WARM):
+    losses = [v for v in verdicts if v not in calm]
+    if len(verdicts) - len(losses) > len(CALM) or len(losses) > len(WARM):
         raise ValueError(f"loss_svg has {len(WARM)} warm colours but {len(losses)} losses: {losses}")
     for row in rows:
         if len(row) != len(columns) or sum(row[2:]) != row[1]:
@@ -260,7 +266,7 @@ def loss_svg(columns: list[str], rows: list[list[Any]], title: str, source: str)
                 f"loss row {row!r} does not match columns {columns!r}: it needs one count per verdict, "
                 f"summing to its questions"
             )
-    return _render(lambda: _loss_figure(verdicts, rows, title, source))
+    return _render(lambda: _loss_figure(verdicts, rows, title, source, calm))
 
 
 def _text_colour(background: str) -> str:
@@ -269,9 +275,11 @@ def _text_colour(background: str) -> str:
     return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.3 else "white"
 
 
-def _loss_figure(verdicts: list[str], rows: list[list[Any]], title: str, source: str) -> Figure:
-    warm = iter(WARM)
-    colours = {v: GREEN if v == "found" else next(warm) for v in verdicts}
+def _loss_figure(
+    verdicts: list[str], rows: list[list[Any]], title: str, source: str, calm: Sequence[str]
+) -> Figure:
+    warm, cool = iter(WARM), iter(CALM)
+    colours = {v: next(cool) if v in calm else next(warm) for v in verdicts}
     handles: list[Artist] = [Patch(color=colours[v], label=v) for v in verdicts]
     figure = _figure(len(rows), title, source, handles)
     axes = figure.subplots()

@@ -142,22 +142,24 @@ def categories_table(result: dict[str, Any], source: str) -> str:
     return markdown_table(head, lines) + "\n\n" + note + "\n\n" + footer(result, source) + "\n"
 
 
-def lost_rows(results_dir: Path, name: str) -> tuple[list[str], list[list[Any]]]:
-    """The named query ``lost`` for one file: its columns from ``row`` on, and its rows in its order."""
+def query_rows(query: str, results_dir: Path, name: str) -> tuple[list[str], list[list[Any]]]:
+    """A per-row named query (``lost``, ``answers``) for one file: its columns from ``row`` on, and the
+    file's rows in its order."""
     from clear_rag.results.queries import run_named
 
-    columns, rows = run_named("lost", results_dir)
+    columns, rows = run_named(query, results_dir)
     return columns[2:], [list(row[2:]) for row in rows if row[0] == name]
 
 
-def lost_table(result: dict[str, Any], results_dir: Path, name: str) -> str:
-    """Per row, how many questions were found and where the others were lost (``clear_rag.eval.loss``),
-    from the named query ``lost``; the file's own rows, in its order."""
-    columns, mine = lost_rows(results_dir, name)
+def query_table(query: str, result: dict[str, Any], results_dir: Path, name: str) -> str:
+    """Per row of one file, a named query's counts: where answers were lost (``lost``,
+    ``clear_rag.eval.loss``) or how they were graded (``answers``, ``clear_rag.eval.answers``)."""
+    columns, mine = query_rows(query, results_dir, name)
     path = results_dir / f"{name}.json"
     if not mine:
+        what = "loss verdicts" if query == "lost" else "graded answers"
         raise InputError(
-            "holds no loss verdicts",
+            f"holds no {what}",
             path=str(path),
             fix=f"Run the suite again with this version (clear-rag ablate {result['suite']} --save-results)",
         )

@@ -25,11 +25,12 @@ from clear_rag.eval.significance import compare
 from clear_rag.eval.suite import Suite
 from clear_rag.providers.base import Embedder, describe
 
-HEADLINES = ("ndcg@10", "doc ndcg@10")
+HEADLINES = ("correct", "ndcg@10", "doc ndcg@10")
 
 
 def headline(names: Sequence[str]) -> str:
-    """The metric a suite's comparisons lead with: span nDCG@10, else document nDCG@10."""
+    """The metric a suite's comparisons lead with: the share of correct answers in a suite that grades
+    them, else span nDCG@10, else document nDCG@10."""
     return next((h for h in HEADLINES if h in names), names[0] if names else "")
 
 

@@ -118,9 +118,10 @@ def moves(
     """The questions behind one cell: each question whose ``metric`` differs between the two rows.
 
     Each: ``id``, ``category``, ``difference`` (other minus pinned), ``direction`` (``up`` or ``down``),
-    and for ``pinned`` and ``row`` its ``value``, ``first_rank`` (first covering rank), loss ``verdict``
-    and ``trace`` id. Largest moves first, ties by id, so the list is the same on every call; the ups and
-    downs counted here are the comparison's ``up`` and ``down``.
+    and for ``pinned`` and ``row`` its ``value``, ``first_rank`` (first covering rank), loss ``verdict``,
+    ``trace`` id, and in a suite that grades answers the ``answer`` and the grader's ``graded``
+    verdict. Largest moves first, ties by id, so the list is the same on every call; the ups and downs
+    counted here are the comparison's ``up`` and ``down``.
     """
     a, b = find_row(document, pinned, source=source), find_row(document, other, source=source)
     names: Sequence[str] = document.get("metric_names", [])
@@ -157,4 +158,9 @@ def _side(question: Mapping[str, Any], value: float) -> dict[str, Any]:
         "first_rank": question.get("first_rank"),
         "verdict": (question.get("lost") or {}).get("verdict"),
         "trace": question.get("trace"),
+        **(
+            {"answer": question.get("answer", ""), "graded": question["graded"].get("verdict")}
+            if "graded" in question
+            else {}
+        ),
     }

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from clear_rag.errors import ResultsQueryError
+from clear_rag.eval.answers import OUTCOMES
 from clear_rag.eval.loss import VERDICTS
 
 # The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
@@ -35,9 +36,10 @@ _COMPARISON = (
     "up BIGINT, down BIGINT, ties BIGINT)"
 )
 _LOSS = "STRUCT(verdict VARCHAR, stage VARCHAR)"  # where the answer was lost (clear_rag.eval.loss)
+_GRADED = "STRUCT(outcome VARCHAR, verdict VARCHAR)"  # how an answer was graded (clear_rag.eval.answers)
 _QUESTION = (
     "STRUCT(id VARCHAR, category VARCHAR, first_rank BIGINT, trace VARCHAR, "
-    f"metrics {_METRICS}, lost {_LOSS})"
+    f"metrics {_METRICS}, lost {_LOSS}, graded {_GRADED})"
 )
 _ROW = (
     "STRUCT(name VARCHAR, config JSON, config_hash VARCHAR, models MAP(VARCHAR, VARCHAR), date TIMESTAMPTZ, "
@@ -119,15 +121,17 @@ FROM result_rows() ORDER BY file, position"""
 def questions(metrics: MetricNames) -> str:
     """One row per (file, row, question): category, first covering rank, trace id, where the answer was
     lost (``verdict``, the ``lost_stage`` it names; NULL for a question without span labels or a file
-    from before verdicts), the file's headline metric, each per-question metric (NULL where a question
+    from before verdicts), how its answer was graded (``outcome``, NULL where a suite grades no
+    answers), the file's headline metric, each per-question metric (NULL where a question
     has none: a span metric of a BEIR query without span labels)."""
     return f"""
-SELECT file, suite, row, question, category, first_rank, trace, verdict, lost_stage, m[headline] AS headline
+SELECT file, suite, row, question, category, first_rank, trace, verdict, lost_stage, outcome,
+    m[headline] AS headline
     {_columns("m", metrics.per_question)}
 FROM (
     SELECT file, suite, headline, r.name AS row, position, q.n, q.q.id AS question, q.q.category AS category,
         q.q.first_rank AS first_rank, q.q.trace AS trace, q.q.metrics AS m, q.q.lost.verdict AS verdict,
-        q.q.lost.stage AS lost_stage
+        q.q.lost.stage AS lost_stage, q.q.graded.outcome AS outcome
     FROM result_rows(), unnest(r.questions) WITH ORDINALITY AS q(q, n)
 ) ORDER BY file, position, n"""
 
@@ -187,19 +191,34 @@ SELECT file, suite, question, any_value(category) AS category, count(*) AS rows_
 GROUP BY file, suite, question HAVING max(headline) = 0 ORDER BY file, question"""
 
 
+def _counts_per_row(column: str, values: Sequence[str]) -> str:
+    """Per (file, row), how many of its questions have each of ``values`` in ``column`` (questions
+    where it is NULL left out), in the file's row order."""
+    columns = ",\n    ".join(
+        f"count(*) FILTER (WHERE {column} = {_literal(v)}) AS {_identifier(v)}" for v in values
+    )
+    return f"""
+SELECT file, suite, row, count(*) AS questions,
+    {columns}
+FROM questions JOIN rows USING (file, suite, row) WHERE {column} IS NOT NULL
+GROUP BY file, suite, row, position ORDER BY file, position"""
+
+
 @_query
 def lost() -> str:
     """Per (file, row), how many questions were lost at each stage: ``found``, ``cut by the token
     budget``, ``lost in rerank``, ``lost in fusion``, ``retrieved too low``, ``never retrieved``
     (questions with span labels only)."""
-    columns = ",\n    ".join(
-        f"count(*) FILTER (WHERE verdict = {_literal(v)}) AS {_identifier(v)}" for v in VERDICTS
-    )
-    return f"""
-SELECT file, suite, row, count(*) AS questions,
-    {columns}
-FROM questions JOIN rows USING (file, suite, row) WHERE verdict IS NOT NULL
-GROUP BY file, suite, row, position ORDER BY file, position"""
+    return _counts_per_row("verdict", VERDICTS)
+
+
+@_query
+def answers() -> str:
+    """Per (file, row) of a suite that grades answers, how many answers had each outcome
+    (``clear_rag.eval.answers.OUTCOMES``): correct and cited right or wrong, missing a term, bleed,
+    false refusal, refused with the answer not in the context, correct refusal, answered where the
+    corpus does not say."""
+    return _counts_per_row("outcome", OUTCOMES)
 
 
 def _macros(results_dir: Path) -> list[str]:

@@ -123,3 +123,17 @@ def test_the_cli_the_runner_and_the_graph_give_one_question_the_same_trace(
         from_cli = store.load_trace(asked.output.rsplit("trace ", 1)[1].split()[0])
     assert without_timings(from_graph) == without_timings(from_runner) == without_timings(from_cli)
     assert [s.name for s in from_cli.stages] == ["keyword", "vector", "fusion", "context"]
+
+
+@pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
+def test_a_suite_that_grades_answers_writes_the_same_result(
+    project: Path, counting: CountingEmbedder
+) -> None:
+    graded = suite_yaml("toy-answers", "{name: hybrid}", "{name: bigger chunks, set: {chunking: {size: 32}}}")
+    graded = graded.replace("baseline: hybrid\n", "baseline: hybrid\ngenerate: true\n")
+    (project / "golden" / "suites" / "toy-answers.yaml").write_text(graded, encoding="utf-8")
+    ours, theirs = _both(project, "toy-answers", "--chat", "echo")
+    assert _stable(ours) == _stable(theirs)
+    assert ours["headline"] == "correct"
+    assert all(q["graded"]["verdict"] for r in ours["rows"] for q in r["questions"])
+    assert {r["models"]["chat"] for r in ours["rows"]} == {"echo-chat@1"}

@@ -134,6 +134,16 @@ def test_a_question_without_a_loss_verdict_reads_none(mini: dict[str, Any]) -> N
     assert {m["row"]["verdict"] for m in moves(mini, "hybrid", "bm25", "ndcg@10")} == {None}
 
 
+def test_a_graded_answer_shows_its_answer_and_the_graders_verdict(mini: dict[str, Any]) -> None:
+    for row in mini["rows"]:
+        for q in row["questions"]:
+            q["answer"] = f"{row['name']} says {q['id']}"
+            q["graded"] = {"outcome": "bleed", "verdict": "bleed: said psi"}
+    found = moves(mini, "hybrid", "bm25", "ndcg@10")[0]
+    assert found["pinned"]["answer"] == "hybrid says q1" and found["row"]["answer"] == "bm25 says q1"
+    assert found["row"]["graded"] == "bleed: said psi"
+
+
 # -- properties ------------------------------------------------------------------------------------
 
 VALUES = st.sampled_from([0.0, 1 / 3, 1 / 2, 1.0])

@@ -45,6 +45,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = results_project(tmp_path_factory.mktemp("results-page"), SUITE)
     # the committed tech suite as published (its stores are not here, its figures are)
     (root / "results" / "tech.json").write_bytes((REPO_RESULTS / "tech.json").read_bytes())
+    # and the answer-grading suite as published: its grade columns and its answers
+    (root / "results" / "answers.json").write_bytes((REPO_RESULTS / "answers.json").read_bytes())
     models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
     with Store(root / "s", root=root) as store:
         app = create_app(store, toy_config(), models, results_dir=root / "results")
@@ -76,7 +78,7 @@ def test_the_chat_page_links_to_the_results_view(page: Any, base: str) -> None:
     page.goto(base)
     page.click("header.top a[href='/results']")
     page.wait_for_url(f"{base}/results")
-    sync_api.expect(page.locator("#results-files button.file")).to_have_count(3)
+    sync_api.expect(page.locator("#results-files button.file")).to_have_count(4)  # toy, mini, tech, answers
 
 
 def test_a_difference_from_the_baseline_down_to_the_stage_where_two_traces_part(
@@ -203,3 +205,27 @@ def test_a_missing_trace_says_how_to_get_it_back(page: Any, base: str) -> None:
         sync_api.expect(missing).to_contain_text("is not here")
         sync_api.expect(missing).to_contain_text("`clear-rag ablate mini --replay`")
     assert page.locator("#trace-diff svg g.node").count() == 0
+
+
+def test_the_answer_suite_shows_its_grades_and_the_answers_behind_a_move(
+    page: Any, base: str, shots: Path
+) -> None:
+    """results/answers.json as published: a column per grade, and behind a change of "correct" the two
+    rows' answers with the grader's verdict on each."""
+    open_file(page, base, "answers")
+    document = api(f"{base}/api/results/answers")
+    assert document["headline"] == "correct"
+    heads = page.locator("#results-rows thead th").all_text_contents()
+    for grade in ("correct", "cited right", "false refusal", "bleed", "correct refusal", "in context"):
+        assert grade in heads
+    moved = next(
+        r["name"]
+        for r in document["rows"]
+        if (c := r.get("comparisons", {}).get("baseline", {}).get("correct")) and c["up"] + c["down"]
+    )
+    page.click(f"#pinned-table button.diff[data-row='{moved}'][data-metric='correct']")
+    graded = page.locator("#results-moves td[data-field='graded']")
+    sync_api.expect(graded.first).to_be_visible()
+    verdicts = {q["graded"]["verdict"] for r in document["rows"] for q in r["questions"]}
+    assert graded.first.evaluate("td => td.dataset.graded") in verdicts
+    page.screenshot(path=str(shots / "results-answers.png"), full_page=True)

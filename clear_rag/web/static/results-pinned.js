@@ -129,6 +129,10 @@ export class MovesView {
       this.body.append(el("p", { class: "muted" }, "No question moved."));
       return;
     }
+    // a suite that grades answers: each side's answer and the grader's verdict on it
+    const graded = found.moves.some((m) => m.pinned.graded !== undefined || m.row.graded !== undefined);
+    const answerCells = (side) =>
+      graded ? [el("td", { "data-field": "graded", "data-graded": side.graded || "" }, side.graded || "—", el("div", { class: "answer muted" }, side.answer || ""))] : [];
     const head = el(
       "tr",
       {},
@@ -141,6 +145,7 @@ export class MovesView {
       el("th", { class: "num" }, `first covering rank ${row}`),
       el("th", {}, `lost? ${pinned}`),
       el("th", {}, `lost? ${row}`),
+      ...(graded ? [el("th", {}, `answer ${pinned}`), el("th", {}, `answer ${row}`)] : []),
       el("th", {}, ""),
     );
     const rows = found.moves.map((m) =>
@@ -156,6 +161,8 @@ export class MovesView {
         el("td", { class: "num", "data-field": "rank-row" }, rankText(m.row.first_rank)),
         el("td", { "data-field": "verdict-pinned", "data-verdict": m.pinned.verdict || "" }, m.pinned.verdict || "—"),
         el("td", { "data-field": "verdict-row", "data-verdict": m.row.verdict || "" }, m.row.verdict || "—"),
+        ...answerCells(m.pinned),
+        ...answerCells(m.row),
         el("td", {}, el("button", { type: "button", class: "link open-trace", onclick: () => this.onTrace(pinned, row, m) }, "trace diff")),
       ),
     );
