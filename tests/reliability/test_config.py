@@ -272,7 +272,7 @@ SUITE_KEY = case(
     area="suite",
     fault="`metrix: [ndcg@10]` at the top of a suite",
     message="error: s.yaml: metrix: is not a suite key. Did you mean 'metrics'? A suite has name, corpus, "
-    "golden, beir, split, spans, metrics, baseline, base, rows",
+    "golden, beir, split, spans, metrics, generate, baseline, base, rows",
     exit_code=2,
 )
 NO_CORPUS = case(
@@ -309,7 +309,7 @@ GOLDEN_QUESTION_KEY = case(
     area="suite",
     fault="`notes:` in a golden question (unknown question keys were accepted)",
     message="error: g.yaml: pads.notes: is not a question key. Did you mean 'note'? "
-    "A question has id, question, category, note, answers",
+    "A question has id, question, category, note, answers, must_mention, must_not_mention, refusal",
     exit_code=2,
 )
 GOLDEN_ANSWER_KEY = case(
