@@ -111,13 +111,13 @@ def grade(
         decided["outcome"] = "correct refusal" if refused else "answered, should refuse"
         decided["verdict"] = "correct refusal" if refused else "answered what the corpus does not say"
         return Graded({"correct refusal": float(refused)}, decided)
-    labels = [label for label in question.labels if label.resolved]
     in_context = _covered(context, question.labels)
     graded_citations = [] if inferred else list(citations)
     cited = _covered(graded_citations, question.labels)
     mentioned = {group[0]: found_variant(answer, group) for group in question.must_mention}
     bled = [term for term in question.must_not_mention if found_variant(answer, (term,)) is not None]
-    correct = not refused and all(v is not None for v in mentioned.values()) and not bled
+    missing = [term for term, variant in mentioned.items() if variant is None]
+    correct = not refused and not missing and not bled
     metrics: dict[str, float] = {
         "correct": float(correct),
         "cited right": _share(cited, question.labels),
@@ -142,38 +142,24 @@ def grade(
             "labels": [[label.doc_id, label.start, label.end] for label in question.labels],
         }
     )
-    outcome, verdict = _verdict(
-        refused, in_context, mentioned, bled, cited, question.labels, labels, not graded_citations
-    )
+    if refused:
+        outcome, verdict = (
+            ("false refusal", "false refusal: the context held the answer")
+            if in_context
+            else ("refused, not in context", "refused: not in the context")
+        )
+    elif bled:
+        outcome, verdict = "bleed", f"bleed: said {', '.join(bled)}"
+    elif missing:
+        lost = not in_context and any(label.resolved for label in question.labels)
+        outcome, verdict = "missing a term", f"missing {', '.join(missing)}" + " (not in the context)" * lost
+    elif len(cited) == len(question.labels):
+        outcome, verdict = "correct, cited right", "correct, cited right"
+    else:
+        said = "the citations miss the answer's span" if graded_citations else "the model cited nothing"
+        outcome, verdict = "correct, not cited right", f"correct, but {said}"
     decided.update({"outcome": outcome, "verdict": verdict})
     return Graded(metrics, decided)
-
-
-def _verdict(
-    refused: bool,
-    in_context: Sequence[int],
-    mentioned: dict[str, str | None],
-    bled: Sequence[str],
-    cited: Sequence[int],
-    every: Sequence[Span],
-    resolved: Sequence[Span],
-    uncited: bool,
-) -> tuple[str, str]:
-    """The outcome (one of ``OUTCOMES``) and the one-line reason a reader sees first."""
-    if refused:
-        if in_context:
-            return "false refusal", "false refusal: the context held the answer"
-        return "refused, not in context", "refused: not in the context"
-    missing = [term for term, variant in mentioned.items() if variant is None]
-    if bled:
-        return "bleed", f"bleed: said {', '.join(bled)}"
-    if missing:
-        where = "" if in_context or not resolved else " (not in the context)"
-        return "missing a term", f"missing {', '.join(missing)}{where}"
-    if len(cited) == len(every):
-        return "correct, cited right", "correct, cited right"
-    said = "the model cited nothing" if uncited else "the citations miss the answer's span"
-    return "correct, not cited right", f"correct, but {said}"
 
 
 def grade_trace(question: Question, trace: Trace) -> Graded:
