@@ -2,9 +2,10 @@
 
 Every (term, document) posting gets its BM25 weight when the index changes, stored in flat numpy
 arrays laid out by term: ``indptr[t]:indptr[t + 1]`` is term ``t``'s slice of ``docs`` and
-``scores``. A query adds up the slices of its own terms with one ``np.bincount``, a partition
-finds the k-th best score (:func:`clear_rag.index.vectors.top_rows`), and only the documents at
-or above it are sorted.
+``scores``; each term's largest weight is its bound. A query runs in :mod:`clear_rag.index.kernels`
+(compiled by numba, which skips the documents that cannot reach the top k: MaxScore, see there), or,
+where numba is not installed, adds up its terms' slices with one ``np.bincount`` and partitions out
+the top k (:mod:`clear_rag.index.ranking`). Both give the same list, bit for bit.
 
 What is persisted is the raw inverted index (postings with term frequencies, document lengths,
 ids, vocabulary). The scores derive from it, and since every update moves N, avgdl and df, they
@@ -15,9 +16,13 @@ Matching SQLite FTS5's ``bm25()`` (``tests/index/test_bm25_fts5.py`` checks it):
 
 * a document matches when it contains at least one query term; unknown query terms are ignored;
 * a term repeated in the query counts once per occurrence, as FTS5 scores each phrase of
-  ``"a" OR "a"`` (and of ``a a``) separately and adds them; occurrences are summed in query order;
+  ``"a" OR "a"`` (and of ``a a``) separately and adds them;
 * dl counts every token of the document after analysis, N counts every document (also those
   with no tokens), avgdl is total tokens over N, and with ``idf="fts5"`` the idf is FTS5's.
+
+FTS5 adds the phrases up in query order; here a document's weights are added in the order of
+:func:`clear_rag.index.scoring.summation_order`, the one pruning needs, so a score may differ from
+FTS5's in its last bits (a relative 1e-15), never in a ranking that FTS5's own rounding decides.
 
 Results are sorted by score descending, ties broken by id ascending (code point order, the same
 as SQLite's BINARY collation on UTF-8 text), so two runs over the same index give the same list.
@@ -25,13 +30,14 @@ as SQLite's BINARY collation on UTF-8 text), so two runs over the same index giv
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast, get_args
+from typing import get_args
 
 import numpy as np
 
@@ -48,8 +54,8 @@ from clear_rag.index.postings import (
     merge,
     without,
 )
-from clear_rag.index.scoring import IDF, FloatArray, IdfName, length_norm, term_score
-from clear_rag.index.vectors import top_rows
+from clear_rag.index.ranking import Weighted, top_k, weighted
+from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm, term_score
 
 __all__ = ["BM25Index", "IdfName"]
 
@@ -64,7 +70,7 @@ class _State:
     """One version of the index; an update builds a new one and swaps it in."""
 
     raw: Postings
-    scores: FloatArray  # BM25 weight of each posting, aligned with raw.docs
+    weighted: Weighted  # raw's postings with their BM25 weights, as queries read them
     row_of: dict[str, int]
     term_of: dict[str, int]
 
@@ -161,19 +167,21 @@ class BM25Index:
             stem=self.stem,
         )
         other.analyzer = self.analyzer
-        other._state = other._derive(self._state.raw, row_of=self._state.row_of, term_of=self._state.term_of)
+        state = self._state
+        other._state = other._derive(
+            state.raw, row_of=state.row_of, term_of=state.term_of, id_rank=state.weighted.id_rank
+        )
         return other
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best ``(id, score)`` pairs for ``query``; ``[]`` when nothing matches."""
-        _check_k(k)
-        return self._search(self._state, query, k)
+        return self.search_many([query], k)[0]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
         """``search`` for each query, all against the same version of the index."""
         _check_k(k)
-        state = self._state
-        return [self._search(state, query, k) for query in queries]
+        state, queries = self._state, list(queries)
+        return top_k(state.weighted, *self._term_ids(state, queries), k)
 
     def save(self, directory: str | Path) -> None:
         """Write the raw inverted index as ``.npy`` files and ``bm25.json``, each replaced atomically
@@ -214,9 +222,15 @@ class BM25Index:
         return index
 
     def _derive(
-        self, raw: Postings, *, row_of: dict[str, int] | None = None, term_of: dict[str, int] | None = None
+        self,
+        raw: Postings,
+        *,
+        row_of: dict[str, int] | None = None,
+        term_of: dict[str, int] | None = None,
+        id_rank: IntArray | None = None,
     ) -> _State:
-        """Compute every posting's BM25 weight from the raw index, in one numpy pass."""
+        """Compute every posting's BM25 weight from the raw index in one numpy pass, and what queries
+        read beside it (:func:`clear_rag.index.ranking.weighted`)."""
         n_docs, df = len(raw.ids), np.diff(raw.indptr)
         total = int(raw.doc_len.sum())
         # Documents without terms have no postings to score; 1.0 only avoids 0 / 0 then.
@@ -228,32 +242,20 @@ class BM25Index:
             row_of = {doc_id: row for row, doc_id in enumerate(raw.ids)}
         if term_of is None:
             term_of = {term: t for t, term in enumerate(raw.vocab)}
-        return _State(raw, scores, row_of, term_of)
+        return _State(raw, weighted(raw, scores, id_rank), row_of, term_of)
 
-    def _search(self, state: _State, query: str, k: int) -> list[tuple[str, float]]:
-        raw = state.raw
-        term_ids = [state.term_of[t] for t in self.analyzer.terms(query) if t in state.term_of]
-        if not term_ids:
-            return []
-        spans = [(raw.indptr[t], raw.indptr[t + 1]) for t in term_ids]
-        # bincount adds up each document's weights in array order, that is one occurrence at a
-        # time in query order starting from 0.0: FTS5's sum, bit for bit. (It replaced a loop of
-        # ``total[docs] += scores`` and a separate match mask, three numpy calls per term.)
-        total = cast(
-            FloatArray,  # with weights, bincount gives float64; its stub says integers
-            np.bincount(
-                np.concatenate([raw.docs[lo:hi] for lo, hi in spans]),
-                weights=np.concatenate([state.scores[lo:hi] for lo, hi in spans]),
-                minlength=len(raw.ids),
-            ),
-        )
-        rows = top_rows(total, k)
-        # Every posting weight is positive (idf > 0 under both idf choices, tf >= 1), so a
-        # document holds a query term exactly when its total is above zero.
-        rows = rows[total[rows] > 0]
-        pairs = [(raw.ids[r], s) for r, s in zip(rows.tolist(), total[rows].tolist(), strict=True)]
-        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
-        return pairs[:k]
+    def _term_ids(self, state: _State, queries: list[str]) -> tuple[IntArray, IntArray]:
+        """The known terms of every query, as term numbers end to end, and where each query starts."""
+        words: list[str] = []
+        ends = [0]
+        for query in queries:
+            words += self.analyzer.terms(query)
+            ends.append(len(words))
+        term_ids = np.fromiter(map(state.term_of.get, words, itertools.repeat(-1)), np.int64, len(words))
+        known = term_ids >= 0
+        known_before = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(known, out=known_before[1:])
+        return term_ids[known], known_before[ends]
 
 
 def _check_k(k: int) -> None:

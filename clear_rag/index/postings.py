@@ -10,7 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from clear_rag.index.scoring import IntArray
+from clear_rag.index.scoring import FloatArray, IntArray
+
+DENSE_SHARE = 4  # a term in at least a quarter of the documents gets a dense row of weights
 
 
 class Postings(NamedTuple):
@@ -105,6 +107,25 @@ def without(raw: Postings, rows: list[int]) -> Postings:
         raw.tfs[kept],
         raw.doc_len[keep_doc],
     )
+
+
+def dense_rows(raw: Postings, weights: FloatArray) -> tuple[IntArray, FloatArray]:
+    """The weights of every term in at least 1 / DENSE_SHARE of the documents, by row (0.0 where the
+    term is absent), and each term's row among them (-1 for the others).
+
+    Pruning looks a few documents up in the long lists of common terms; a dense row answers in one
+    read where a search of the list takes several. A row costs 8 bytes a document, at most 4/3 of
+    the 24 bytes a posting the term's own postings take.
+    """
+    n_docs, df = len(raw.ids), np.diff(raw.indptr)
+    common = np.flatnonzero(df * DENSE_SHARE >= max(n_docs, 1))
+    row_of_term = np.full(df.size, -1, dtype=np.int64)
+    row_of_term[common] = np.arange(common.size)
+    rows = np.zeros((common.size, n_docs))
+    for row, term in enumerate(common.tolist()):
+        span = slice(raw.indptr[term], raw.indptr[term + 1])
+        rows[row, raw.docs[span]] = weights[span]
+    return row_of_term, rows
 
 
 def check_consistent(raw: Postings) -> None:

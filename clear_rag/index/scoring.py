@@ -72,3 +72,27 @@ def term_score(idf: FloatArray, tf: IntArray, norm: FloatArray, doc: IntArray, k
     score /= denominator
     score *= idf
     return score
+
+
+def term_bounds(weights: FloatArray, indptr: IntArray) -> FloatArray:
+    """Each term's largest posting weight: the most that term can add to one document's score.
+
+    MaxScore's bound (Turtle & Flood 1995, "Query evaluation: strategies and optimizations"). Every
+    term of an index has at least one posting.
+    """
+    if indptr.size == 1:
+        return np.zeros(0)
+    return np.maximum.reduceat(weights, indptr[:-1])
+
+
+def summation_order(term_ids: IntArray, bounds: FloatArray) -> tuple[IntArray, IntArray]:
+    """A query's distinct terms and how often it names each, in the order its score adds them up.
+
+    By descending ``count * bound`` (the most the term can add), ties in the order the query first
+    names them. It is the order in which pruning visits the terms (:mod:`clear_rag.index.kernels`),
+    and it is fixed so that every path sums a document's weights, each ``count * weight``, the same
+    way and gets the same double, whatever numbers the index gave its terms.
+    """
+    terms, first, counts = np.unique(term_ids, return_index=True, return_counts=True)
+    order = np.lexsort((first, -(counts * bounds[terms])))
+    return terms[order], counts[order]

@@ -1,0 +1,125 @@
+"""The k best documents of BM25 queries over weighted postings, with or without numba.
+
+:mod:`clear_rag.index.kernels` (numba) skips the documents that cannot reach the top k; where numba
+is not installed, numpy scores every matching document (:func:`exhaustive`). Both add a document's
+weights in :func:`clear_rag.index.scoring.summation_order` and break ties by id, so both give the
+same list, bit for bit (``tests/index/test_bm25_pruning.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from types import ModuleType
+from typing import NamedTuple, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from clear_rag.index.postings import Postings, dense_rows
+from clear_rag.index.scoring import FloatArray, IntArray, summation_order, term_bounds
+from clear_rag.index.vectors import top_rows
+
+ObjectArray = npt.NDArray[np.object_]
+
+__all__ = ["Weighted", "exhaustive", "top_k", "weighted"]
+
+# Results one kernel call may hold (queries x k): search_many(queries, k=len(index)) goes in slices.
+RESULTS_PER_CALL = 1 << 20
+
+
+class Weighted(NamedTuple):
+    """What a query reads: postings by term with their BM25 weights, and what pruning and ties need."""
+
+    ids: ObjectArray  # the ids as an array, to turn result rows into ids in one call
+    indptr: IntArray
+    docs: IntArray
+    weights: FloatArray  # BM25 weight of each posting
+    bounds: FloatArray  # largest weight of each term
+    dense_row: IntArray  # the row of dense holding a common term's weights, else -1
+    dense: FloatArray
+    id_rank: IntArray  # each row's place in id order, which breaks ties
+
+
+def weighted(raw: Postings, weights: FloatArray, id_rank: IntArray | None = None) -> Weighted:
+    """``raw`` with ``weights``, each term's bound, the dense rows of common terms, and the id order
+    (pass ``id_rank`` when the ids are those of an earlier version, to skip sorting them again)."""
+    if id_rank is None:
+        id_rank = np.empty(len(raw.ids), dtype=np.int64)
+        id_rank[sorted(range(len(raw.ids)), key=raw.ids.__getitem__)] = np.arange(len(raw.ids))
+    bounds = term_bounds(weights, raw.indptr)
+    ids = np.empty(len(raw.ids), dtype=object)
+    ids[:] = raw.ids
+    return Weighted(ids, raw.indptr, raw.docs, weights, bounds, *dense_rows(raw, weights), id_rank)
+
+
+def top_k(index: Weighted, term_ids: IntArray, query_ptr: IntArray, k: int) -> list[list[tuple[str, float]]]:
+    """The ``k`` best ``(id, score)`` pairs of each query, query ``q`` being the term numbers
+    ``term_ids[query_ptr[q]:query_ptr[q + 1]]``; ``k`` is a positive int."""
+    kernels = _kernels()
+    if kernels is None:
+        return [exhaustive(index, term_ids[lo:hi], k) for lo, hi in itertools.pairwise(query_ptr.tolist())]
+    per_call = max(1, RESULTS_PER_CALL // max(1, min(k, len(index.ids))))
+    found: list[list[tuple[str, float]]] = []
+    for first in range(0, query_ptr.size - 1, per_call):
+        ptr = query_ptr[first : first + per_call + 1]
+        rows, scores, counts, _ = kernels.top_k(
+            term_ids[ptr[0] : ptr[-1]],
+            ptr - ptr[0],
+            index.indptr,
+            index.docs,
+            index.weights,
+            index.bounds,
+            index.dense_row,
+            index.dense,
+            index.id_rank,
+            k,
+        )
+        found += _pairs(index.ids, rows, scores, counts)
+    return found
+
+
+def exhaustive(index: Weighted, term_ids: IntArray, k: int) -> list[tuple[str, float]]:
+    """Every document matching the query ``term_ids`` scored, then the top ``k``: what the kernel
+    returns, computed without numba."""
+    if not term_ids.size:
+        return []
+    terms, counts = summation_order(term_ids, index.bounds)
+    spans = [(index.indptr[t], index.indptr[t + 1]) for t in terms.tolist()]
+    # bincount adds up each document's weights in array order, starting from 0.0: the kernel's sum.
+    total = cast(
+        FloatArray,  # with weights, bincount gives float64; its stub says integers
+        np.bincount(
+            np.concatenate([index.docs[lo:hi] for lo, hi in spans]),
+            weights=np.concatenate(
+                [n * index.weights[lo:hi] for n, (lo, hi) in zip(counts.tolist(), spans, strict=True)]
+            ),
+            minlength=len(index.ids),
+        ),
+    )
+    rows = top_rows(total, k)
+    # Every posting weight is positive (idf > 0 under both idf choices, tf >= 1), so a
+    # document holds a query term exactly when its total is above zero.
+    rows = rows[total[rows] > 0]
+    pairs = list(zip(index.ids[rows].tolist(), total[rows].tolist(), strict=True))
+    pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+    return pairs[:k]
+
+
+def _kernels() -> ModuleType | None:
+    """The compiled search, imported on first use (numba takes a good part of a second to import),
+    or None where numba is not installed."""
+    try:
+        from clear_rag.index import kernels
+    except ImportError:
+        return None
+    return kernels
+
+
+def _pairs(
+    ids: ObjectArray, rows: IntArray, scores: FloatArray, counts: IntArray
+) -> list[list[tuple[str, float]]]:
+    """The kernel's result arrays as ``(id, score)`` lists, one per query. One ``tolist`` of the ids
+    themselves (not of row numbers, which would each become an int object) and one of the scores."""
+    held = np.arange(rows.shape[1]) < counts[:, None]
+    pairs = zip(ids[rows[held]].tolist(), scores[held].tolist(), strict=True)
+    return [list(itertools.islice(pairs, count)) for count in counts.tolist()]
