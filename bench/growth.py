@@ -35,6 +35,12 @@ from bench.common import ROOT, write_result
 
 WORDS = 20_000  # vocabulary of the generated text, drawn Zipf-like so common words repeat as in prose
 MB = 1_000_000
+# The chunks series: the peers that build and answer a million passages in minutes (rank-bm25 scores
+# every document in Python and FTS5 every matching one; bench.retrieval times them at 100k).
+SCALE_ENGINES = ("clear-rag", "bm25s-numba", "tantivy")
+PASSAGES_PER_CHUNK = (
+    0.55  # synthetic passages per chunk of the default chunker: 4,000 passages made 7,327 chunks
+)
 ZIPF = list(itertools.accumulate(1 / (rank + 1) for rank in range(WORDS)))  # cumulative, for choices()
 
 
@@ -146,6 +152,89 @@ def _point(kind: str, amount: int, repeat: int, tmp: Path) -> dict[str, Any]:
     }
 
 
+def _passages_corpus(folder: Path, passages: int, per_file: int = 40) -> int:
+    """The synthetic passages of ``bench.retrieval.synthetic`` written ``per_file`` to a file as
+    paragraphs; the number of bytes written."""
+    from bench.retrieval import synthetic
+
+    _, texts, _, _ = synthetic(passages, 0)
+    folder.mkdir(parents=True)
+    for first in range(0, passages, per_file):
+        text = "\n\n".join(texts[first : first + per_file]) + "\n"
+        (folder / f"{first // per_file:06d}.txt").write_text(text, encoding="utf-8")
+    return sum(p.stat().st_size for p in folder.iterdir())
+
+
+def _ingest_point(chunks: int, tmp: Path) -> dict[str, Any]:
+    """``measure`` in a fresh process on about ``chunks`` chunks of synthetic passages."""
+    folder = tmp / f"ingest-{chunks}" / "docs"
+    size = _passages_corpus(folder, round(chunks * PASSAGES_PER_CHUNK))
+    child = subprocess.run(
+        [sys.executable, "-m", "bench.growth", "--measure", str(folder), str(folder.parent / "store")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        raise SystemExit(f"ingest of {chunks} chunks: {child.stderr.strip()}")
+    run = json.loads(child.stdout.strip().splitlines()[-1])
+    return {
+        "target_chunks": chunks,
+        "bytes": size,
+        **run,
+        "rss_growth_mb": run["peak_rss_mb"] - run["baseline_rss_mb"],
+    }
+
+
+def scale_point(chunks: int, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """BM25 build and queries against the peers, exact dense search against faiss, at ``chunks``
+    synthetic passages (one passage is one chunk to every engine here), and ingest on the real path
+    where ``chunks`` is in ``--ingest-chunks``."""
+    from bench.retrieval import dense_suite, keyword_suite, synthetic
+
+    print(f"{chunks} chunks:", flush=True)
+    data = synthetic(chunks, args.queries)
+    keyword = keyword_suite(f"synthetic-{chunks}", data, args, tmp, engines=SCALE_ENGINES, trace=False)
+    dense = dense_suite(chunks, args.dim, args.dense_queries, args.repeat)
+    point: dict[str, Any] = {"chunks": chunks, "keyword": keyword, "dense": dense}
+    if chunks in args.ingest_chunks:
+        point["ingest"] = _ingest_point(chunks, tmp)
+    return point
+
+
+def scale(args: argparse.Namespace) -> None:
+    """The chunks series: every point of ``--chunks`` to results/bench/scale.json."""
+    args.ingest_chunks = {int(n) for n in args.ingest_chunks.split(",") if n}
+    args.rank_bm25_queries = args.fts5_queries = 0  # neither runs here (SCALE_ENGINES)
+    with tempfile.TemporaryDirectory() as tmp:
+        points = [scale_point(int(n), args, Path(tmp)) for n in args.chunks.split(",")]
+    path = write_result(
+        "scale",
+        {
+            "benchmark": "scale",
+            # scale.json has no bench/scale.py: the command that writes it is recorded.
+            "command": " ".join(
+                [
+                    "python -m bench.growth --series chunks",
+                    f"--chunks {args.chunks}",
+                    f"--ingest-chunks {','.join(map(str, sorted(args.ingest_chunks)))}",
+                    f"--queries {args.queries} --dense-queries {args.dense_queries}",
+                    f"--dim {args.dim} --repeat {args.repeat}",
+                ]
+            ),
+            "engines": list(SCALE_ENGINES),
+            "repeat": args.repeat,
+            "threads": "one per engine (bench.retrieval's settings); the dense rows marked 'N threads' "
+            "give each engine every core",
+            "ingest": "the real path in a fresh process (read, parse, chunk with the default config, store "
+            "in SQLite, BM25 postings and the hash embedder's vectors) over files of 40 synthetic passages",
+            "points": points,
+        },
+    )
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
 def slope(points: list[dict[str, Any]]) -> float:
     """The least-squares exponent b of time = a * size^b: 1.0 is linear, 2.0 quadratic."""
     xs = [math.log(p["bytes"]) for p in points]
@@ -178,10 +267,25 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,4,16,50,64", help="document sizes in MB")
     parser.add_argument("--files", default="250,1000,4000,16000", help="corpus sizes in files of ~2 KB")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--series", default="document,corpus", help="document and corpus (growth.json), chunks (scale.json)"
+    )
+    parser.add_argument("--chunks", default="10000,100000,1000000", help="chunk counts of the chunks series")
+    parser.add_argument(
+        "--ingest-chunks", default="10000,100000", help="the chunk counts also ingested on the real path"
+    )
+    parser.add_argument("--queries", type=int, default=1_000, help="BM25 queries per chunks point")
+    parser.add_argument("--dense-queries", type=int, default=200, help="dense queries per chunks point")
+    parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--measure", nargs=2, metavar=("FOLDER", "STORE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(Path(args.measure[0]), Path(args.measure[1]))))
+        return
+    series = set(args.series.split(","))
+    if "chunks" in series:
+        scale(args)
+    if not series & {"document", "corpus"}:
         return
     with tempfile.TemporaryDirectory() as tmp:
         documents = [_point("document", int(n), args.repeat, Path(tmp)) for n in args.sizes.split(",")]

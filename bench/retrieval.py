@@ -42,7 +42,7 @@ import tempfile  # noqa: E402
 import textwrap  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -296,7 +296,9 @@ def _worker(engine: str, corpus_file: Path, trace: bool) -> dict[str, float]:
     return out
 
 
-def measure_builds(corpus_file: Path, repeat: dict[str, int]) -> dict[str, dict[str, Any]]:
+def measure_builds(
+    corpus_file: Path, repeat: dict[str, int], *, trace: bool = True
+) -> dict[str, dict[str, Any]]:
     """Build times (one fresh process each), RSS peaks and tracemalloc peaks of every engine.
 
     The rounds go round-robin over the engines, so that a busy spell on this shared machine
@@ -313,7 +315,9 @@ def measure_builds(corpus_file: Path, repeat: dict[str, int]) -> dict[str, dict[
             "build_runs_s": [r["build_s"] for r in done],
             "build_cpu_s": statistics.median(r["build_cpu_s"] for r in done),
             "rss_peak_mb": statistics.median(r["rss_peak_mb"] for r in done),
-            "tracemalloc_peak_mb": _worker(name, corpus_file, trace=True)["tracemalloc_peak_mb"],
+            "tracemalloc_peak_mb": (
+                _worker(name, corpus_file, trace=True)["tracemalloc_peak_mb"] if trace else None
+            ),
         }
         for name, done in runs.items()
     }
@@ -367,8 +371,16 @@ def _median_qps(count: int, times: list[float]) -> float:
 
 
 def keyword_suite(
-    label: str, data: tuple[list[str], list[str], list[str], str], args: argparse.Namespace, tmp: Path
+    label: str,
+    data: tuple[list[str], list[str], list[str], str],
+    args: argparse.Namespace,
+    tmp: Path,
+    engines: Sequence[str] = tuple(ENGINES),
+    *,
+    trace: bool = True,
 ) -> dict[str, Any]:
+    """Every engine of ``engines`` (clear-rag first) built and queried on ``data``; ``trace=False``
+    skips the tracemalloc build (at a million passages it takes several times a timed build)."""
     ids, texts, queries, corpus = data
     corpus_file = tmp / f"{label}.pickle"
     corpus_file.write_bytes(pickle.dumps((ids, texts)))
@@ -377,13 +389,20 @@ def keyword_suite(
     # of ms a query, so there each times a prefix of the queries, and rank-bm25 builds once.
     large = len(ids) > 20_000
     prefix = {"rank-bm25": args.rank_bm25_queries, "sqlite-fts5": args.fts5_queries} if large else {}
+    if not engines or engines[0] != "clear-rag":
+        raise ValueError(
+            f"engines={list(engines)} must start with clear-rag, whose lists the peers are compared with"
+        )
     builds = measure_builds(
-        corpus_file, {name: 1 if large and name == "rank-bm25" else args.repeat for name in ENGINES}
+        corpus_file,
+        {name: 1 if large and name == "rank-bm25" else args.repeat for name in engines},
+        trace=trace,
     )
     rows: dict[str, dict[str, Any]] = {}
     reference: dict[str, Result] = {}
     ours = ClearRag()
-    for name, make in ENGINES.items():
+    for name in engines:
+        make = ENGINES[name]
         subset = queries[: prefix.get(name, len(queries))]
         engine = ours if name == "clear-rag" else make()
         engine.build(ids, texts)
@@ -433,9 +452,10 @@ def keyword_suite(
 
 def _fastest_bm25s(rows: dict[str, dict[str, Any]], at: str) -> str:
     """The bm25s backend with the most queries/s (``at="queries"``) or the shortest build."""
+    present = [name for name in BM25S if name in rows]
     if at == "queries":
-        return max(BM25S, key=lambda name: float(rows[name]["queries_per_s"]))
-    return min(BM25S, key=lambda name: float(rows[name]["build_s"]))
+        return max(present, key=lambda name: float(rows[name]["queries_per_s"]))
+    return min(present, key=lambda name: float(rows[name]["build_s"]))
 
 
 def _with_fts5_idf(engine: ClearRag) -> ClearRag:

@@ -315,3 +315,61 @@ def test_an_empty_results_folder_gives_the_header_and_the_note(tmp_path: Path) -
         "| file | what it holds | models | date | command |"
     ]
     assert "`clear-rag report`" in table
+
+
+def _scale_doc() -> dict[str, Any]:
+    """A chunks series as bench/growth.py writes it, with figures made up for the test."""
+
+    def point(chunks: int, speed: float) -> dict[str, Any]:
+        engines = {
+            name: {
+                "build_s": chunks / rate,
+                "queries_per_s": speed * factor,
+                "clear_rag_over_peer_qps": 1 / factor,
+            }
+            for name, rate, factor in (("clear-rag", 20_000, 1.0), ("bm25s-numba", 5_000, 0.5))
+        }
+        dense = {
+            "clear-rag search": {"queries_per_s": 1e6 / chunks},
+            "faiss IndexFlatIP": {"queries_per_s": 2e6 / chunks, "clear_rag_over_peer_qps": 0.5},
+        }
+        return {
+            "chunks": chunks,
+            "keyword": {"engines": engines},
+            "dense": {"vectors": chunks, "dim": 4, "engines": dense},
+        }
+
+    return {
+        "benchmark": "scale",
+        "engines": ["clear-rag", "bm25s-numba"],
+        "points": [point(10_000, 4_000.0), point(100_000, 1_000.0)],
+    }
+
+
+def test_the_scale_table_shows_each_ratio_the_file_records() -> None:
+    table = bench_table(_scale_doc(), "scale")
+    assert "| 10,000 | 0.500 | 2.00 | 4,000 | 2,000 | 2.00× |" in table
+    assert "| 100,000 | 1.60 | 10.0 | 20.0 | 0.500× |" in table  # 100,000 x 4 dims x 4 bytes = 1.6 MB
+
+
+def test_the_scale_curves_plot_every_engine_at_every_point() -> None:
+    from clear_rag.report.bench import scale_curves
+
+    found = scale_curves(_scale_doc(), "scale")
+    assert found is not None
+    _, panels, _ = found
+    for _, _, lines in panels:
+        assert {len(points) for _, points in lines} == {2}
+    build = dict(panels[0][2])
+    assert build["bm25s-numba"] == [(10_000.0, 2.0), (100_000.0, 20.0)]
+    assert scale_curves({"benchmark": "growth"}, "growth") is None
+
+
+def test_a_curve_on_log_axes_rejects_a_zero() -> None:
+    from clear_rag.report.plots import curves_svg
+
+    with pytest.raises(ValueError, match="positive finite"):
+        curves_svg("t", [("p", "y", [("a", [(1.0, 0.0)])])], "x", "source")
+    assert curves_svg("t", [("p", "y", [("a", [(1.0, 2.0), (10.0, 3.0)])])], "x", "source").startswith(
+        b"<?xml"
+    )

@@ -414,6 +414,107 @@ def _pdf(doc: dict[str, Any], name: str) -> str:
     return "\n\n".join([markdown_table(head, rows), summary])
 
 
+def _scale(doc: dict[str, Any], name: str) -> str:
+    """The chunks series of bench/growth.py: BM25 build and queries per engine, exact dense search
+    against faiss, and the real ingest path, per corpus size."""
+    engines: list[str] = doc["engines"]
+    peers = [e for e in engines if e != OURS]
+    head = ["chunks", *(f"{e} build s" for e in engines), *(f"{e} queries/s" for e in engines)]
+    head += [f"clear-rag ÷ {p}, queries/s" for p in peers]
+    keyword_rows = []
+    for point in doc["points"]:
+        rows = point["keyword"]["engines"]
+        keyword_rows.append(
+            [
+                number(point["chunks"]),
+                *(number(rows[e]["build_s"]) for e in engines),
+                *(number(rows[e]["queries_per_s"]) for e in engines),
+                *(times(rows[p]["clear_rag_over_peer_qps"]) for p in peers),
+            ]
+        )
+    dense_rows = []
+    for point in doc["points"]:
+        methods = point["dense"]["engines"]
+        dense_rows.append(
+            [
+                number(point["chunks"]),
+                number(point["dense"]["vectors"] * point["dense"]["dim"] * 4 / 1e6),
+                number(methods["clear-rag search"]["queries_per_s"]),
+                number(methods["faiss IndexFlatIP"]["queries_per_s"]),
+                times(methods["faiss IndexFlatIP"]["clear_rag_over_peer_qps"]),
+            ]
+        )
+    ingest_rows = [
+        [
+            number(p["ingest"]["chunks"]),
+            number(p["ingest"]["ingest_s"]),
+            number(p["ingest"]["index_s"]),
+            number(p["ingest"]["total_s"]),
+            number(p["ingest"]["rss_growth_mb"]),
+        ]
+        for p in doc["points"]
+        if "ingest" in p
+    ]
+    parts = [
+        "**BM25: build (a fresh process each) and queries (one thread each)**",
+        markdown_table(head, keyword_rows),
+        "**Exact dense top 10, one query at a time, one thread each**",
+        markdown_table(
+            [
+                "vectors",
+                "matrix MB",
+                "clear-rag queries/s",
+                "faiss IndexFlatIP queries/s",
+                "clear-rag ÷ faiss",
+            ],
+            dense_rows,
+        ),
+    ]
+    if ingest_rows:
+        parts += [
+            f"**Ingest**: {doc['ingest']}",
+            markdown_table(["chunks", "ingest s", "index s", "total s", "RSS growth MB"], ingest_rows),
+        ]
+    return "\n\n".join(parts)
+
+
+def scale_curves(doc: dict[str, Any], name: str) -> tuple[str, list[Any], str] | None:
+    """(title, panels, x label) of the chunks series for ``plots.curves_svg``; None for another kind."""
+    if kind_of(doc, name) != "scale":
+        return None
+
+    def line(label: str, value: Callable[[dict[str, Any]], float]) -> tuple[str, list[tuple[float, float]]]:
+        return label, [(float(p["chunks"]), float(value(p))) for p in doc["points"]]
+
+    def keyword(engine: str, field: str) -> tuple[str, list[tuple[float, float]]]:
+        return line(engine, lambda p: p["keyword"]["engines"][engine][field])
+
+    def curves() -> list[Any]:
+        engines: list[str] = doc["engines"]
+        return [
+            (
+                "BM25 build",
+                "seconds",
+                [keyword(e, "build_s") for e in engines],
+            ),
+            (
+                "BM25 queries",
+                "queries/s, one thread",
+                [keyword(e, "queries_per_s") for e in engines],
+            ),
+            (
+                "exact dense queries",
+                "queries/s, one thread",
+                [
+                    line("clear-rag", lambda p: p["dense"]["engines"]["clear-rag search"]["queries_per_s"]),
+                    line("faiss flat", lambda p: p["dense"]["engines"]["faiss IndexFlatIP"]["queries_per_s"]),
+                ],
+            ),
+        ]
+
+    return "The cost of growth: BM25 and exact dense search from 10k chunks up", _read(curves, name), "chunks"
+
+
 def _generic(doc: dict[str, Any], name: str) -> str:
     """A benchmark not known here yet: its top-level figures and words, as the file has them."""
     rows = []
@@ -432,6 +533,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "serve": _serve,
     "make-run": _make_run,
     "pdf": _pdf,
+    "scale": _scale,
 }
 
 

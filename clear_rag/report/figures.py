@@ -75,7 +75,20 @@ SUITE_PLOTS: dict[str, Plot] = {
     "lost": _lost,
     "answers": _answers,
 }
-BENCH_PLOTS: dict[str, Plot] = {"ratios": _ratios}
+
+
+def _curves(name: str, results: Results) -> bytes | None:
+    from clear_rag.report import plots
+    from clear_rag.report.bench import scale_curves
+
+    found = scale_curves(results.load(name), name.removeprefix("bench/"))
+    if found is None:
+        return None
+    title, panels, xlabel = found
+    return plots.curves_svg(title, panels, xlabel, _source(name, results))
+
+
+BENCH_PLOTS: dict[str, Plot] = {"ratios": _ratios, "curves": _curves}
 
 
 def _kinds(name: str) -> dict[str, Plot]:

@@ -358,3 +358,48 @@ def _ratio_figure(title: str, bars: list[tuple[str, float]], xlabel: str, source
     axes.grid(axis="x", color="#E5E5E5", linewidth=0.6)
     axes.set_axisbelow(True)
     return figure
+
+
+Curve = tuple[str, list[tuple[float, float]]]  # a line's name and its (x, y) points
+Panel = tuple[str, str, list[Curve]]  # a panel's title, its y-axis label and its lines
+
+
+def curves_svg(title: str, panels: list[Panel], xlabel: str, source: str) -> bytes:
+    """Panels side by side, each a line per name on log-log axes (a straight line of slope 1 is
+    linear growth): markers at the measured points only, one colour per name across all panels so a
+    peer is the same colour everywhere. ``source`` is the footnote as it is."""
+    if not panels or not any(lines for _, _, lines in panels):
+        raise ValueError(f"curves_svg {title!r}: no lines to plot")
+    for panel, _, lines in panels:
+        for name, points in lines:
+            bad = [p for p in points if not all(math.isfinite(v) and v > 0 for v in p)]
+            if bad:
+                raise ValueError(
+                    f"curves_svg {title!r}: panel {panel!r}, line {name!r} has point {bad[0]!r}; a log "
+                    "axis needs positive finite numbers"
+                )
+    return _render(lambda: _curves_figure(title, panels, xlabel, source))
+
+
+def _curves_figure(title: str, panels: list[Panel], xlabel: str, source: str) -> Figure:
+    names = list(dict.fromkeys(name for _, _, lines in panels for name, _ in lines))
+    palette = (BLUE, ORANGE, GREEN, VERMILION, PURPLE, "#56B4E9", WINE)
+    colour = {name: palette[n % len(palette)] for n, name in enumerate(names)}
+    handles: list[Artist] = [
+        Line2D([], [], color=colour[n], marker="o", markersize=4, label=n) for n in names
+    ]
+    figure = _figure(8, title, source, handles)
+    grid = figure.subplots(1, len(panels), squeeze=False)[0]
+    for axes, (panel, ylabel, lines) in zip(grid, panels, strict=True):
+        for name, points in lines:
+            xs, ys = zip(*sorted(points), strict=True)
+            axes.plot(xs, ys, color=colour[name], marker="o", markersize=4, linewidth=1.4)
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_title(panel)
+        axes.set_ylabel(ylabel)
+        axes.set_xlabel(xlabel)
+        axes.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
+        axes.grid(which="major", color="#E5E5E5", linewidth=0.6)
+        axes.set_axisbelow(True)
+    return figure
