@@ -38,6 +38,7 @@ from clear_rag.errors import ConfigError, did_you_mean
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
+VectorIndexName = Literal["exact", "hnsw", "ivf"]  # exact: clear_rag.index.vectors; else clear_rag.index.ann
 Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
 ChunkerName = Literal["fixed", "structural", "semantic", "whole"]
 DEFAULT_RERANKER = "ms-marco-minilm-l6"
@@ -62,6 +63,8 @@ EXPECTED: dict[str, str] = {
     "shortlist": "an integer of at least 1 (candidates the reranker re-scores)",
     "top_k": "an integer of at least 1 (candidates handed to context assembly)",
     "budget_tokens": "an integer of at least 1",
+    "vector_index": f"one of {list(get_args(VectorIndexName))} (hnsw and ivf need the ann extra: "
+    "pip install 'clear-rag[ann]')",
     "bm25_k1": "a number of at least 0",
     "bm25_b": "a number from 0 to 1",
     "idf": f"one of {list(get_args(Idf))}",
@@ -152,6 +155,8 @@ class PipelineConfig(_Settings):
     shortlist: Int = Field(50, ge=1)
     top_k: Int = Field(10, ge=1)
     budget_tokens: Int = Field(1500, ge=1)
+    # exact search unless a config asks for faiss's HNSW or IVF-flat (an experiment: bench/ann.py)
+    vector_index: VectorIndexName = "exact"
     bm25_k1: Number = Field(1.2, ge=0)
     bm25_b: Number = Field(0.75, ge=0, le=1)
     idf: Idf = "lucene"

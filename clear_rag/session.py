@@ -27,7 +27,7 @@ from clear_rag.index.places import (
 from clear_rag.index.sync import SyncReport, keyword_index, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
-from clear_rag.retrieve.stages import ChunkRef
+from clear_rag.retrieve.stages import ChunkRef, VectorSearchIndex
 from clear_rag.store.sqlite import Store
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
 
@@ -135,7 +135,8 @@ def open_pipeline(
     The reranker is the one ``config.reranker`` names unless one is given (tests give the fake).
     """
     check_chunking(store, config)
-    keyword = vectors = None
+    keyword = None
+    vectors: VectorSearchIndex | None = None
     if "keyword" in config.retrievers:
         keyword = load_keyword(store, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
     if "vector" in config.retrievers:
@@ -147,6 +148,10 @@ def open_pipeline(
                 fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
             )
         vectors = load_vectors(store, embedder)
+        if config.vector_index != "exact":  # the approximate-index experiment, built in memory
+            from clear_rag.index.ann import AnnIndex, settings_for
+
+            vectors = AnnIndex.from_exact(vectors, settings_for(config.vector_index))
     if config.rerank and reranker is None:
         from clear_rag.providers.select import make_reranker
 

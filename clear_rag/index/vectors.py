@@ -3,7 +3,15 @@
 One matrix-vector product scores every vector, ``np.argpartition`` finds the top k without
 sorting the rest, and only the winners are sorted, by score and then by id so that two runs give
 the same list. Exact search over a few hundred thousand chunks takes milliseconds; an approximate
-index is worth its recall loss only as a measured experiment.
+index is worth its recall loss only as a measured experiment (``clear_rag.index.ann``,
+``bench/ann.py``).
+
+From ``PREPASS_MIN`` vectors on, one query is answered by the int8 pre-pass of
+:mod:`clear_rag.index.prepass`: a quantised copy (a quarter of the bytes) rules out every row that
+provably cannot reach the top k, and the rest are scored exactly in float32. The list is the one a
+full exact pass gives (the proof is in that module, the differential test in
+``tests/index/test_ann.py``); it reads about a quarter of the memory a full pass reads, which is what
+bounds single-query speed.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -94,6 +103,21 @@ def scores_of(matrix: FloatArray, query: FloatArray, threads: int = 1) -> FloatA
     return out
 
 
+# From this many vectors on, ``search`` runs the int8 pre-pass (clear_rag.index.prepass). Below it the
+# matrix is a few MB, one product takes well under a millisecond, and the copy is not worth keeping.
+PREPASS_MIN = 4096
+
+
+def _prepass() -> ModuleType | None:
+    """The compiled pre-pass, imported on first use (numba takes part of a second to import), or None
+    where numba is not installed: then every search is one full product."""
+    try:
+        from clear_rag.index import prepass
+    except ImportError:
+        return None
+    return prepass
+
+
 # Queries scored together by search_many: their scores take QUERY_BLOCK x 4 bytes per vector.
 QUERY_BLOCK = 256
 # One score in SAMPLE_STRIDE sets the bar in top_rows; about k * SAMPLE_STRIDE rows then clear it.
@@ -155,6 +179,9 @@ class VectorIndex:
         # Rows [0, len(ids)) of the buffer are live. The buffer grows by doubling, so adding one
         # document at a time costs amortised O(rows added), not a copy of the whole matrix each time.
         self._buffer: FloatArray = np.zeros((0, dim), dtype=np.float32)
+        # The pre-pass's int8 copy of the live rows, made at the first search that needs it and
+        # dropped by every add and remove.
+        self._quantised: Any = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -200,6 +227,7 @@ class VectorIndex:
                 "skip texts without content before embedding"
             )
         normalised = l2_normalise(rows)
+        self._quantised = None
         fresh = [i for i in ids if i not in self._row]
         self._reserve(len(self._ids) + len(fresh))
         for chunk_id in fresh:
@@ -213,6 +241,7 @@ class VectorIndex:
         if not gone:
             return 0
         keep = [row for row, chunk_id in enumerate(self._ids) if chunk_id not in gone]
+        self._quantised = None
         self._reserve(len(self._ids))
         # Fancy indexing copies first, so compacting the buffer onto itself is safe.
         self._buffer[: len(keep)] = self._buffer[keep]
@@ -230,8 +259,41 @@ class VectorIndex:
         query = self._query_rows(query_vec, ndim=1)
         if not self._ids or not query.any():
             return []
+        if len(self._ids) >= PREPASS_MIN:
+            found = self._search_prepass(l2_normalise(query), k)
+            if found is not None:
+                return found
         scores = scores_of(self.matrix, l2_normalise(query), self.threads)
         return top_k(scores, self._ids, k)
+
+    def _search_prepass(self, query: FloatArray, k: int) -> list[tuple[str, float]] | None:
+        """``search`` through the int8 pre-pass (None without numba): bounds for every row, in
+        ``threads`` slices of rows at once (the kernels release the GIL), then the survivors scored
+        exactly."""
+        prepass = _prepass()
+        if prepass is None:
+            return None
+        if self._quantised is None:
+            self._quantised = prepass.quantise(self.matrix)
+        quantised = self._quantised
+        rows = len(self._ids)
+        lo, hi = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
+        threads = self.threads if quantised.codes.size >= PARALLEL_MIN else 1
+        bounds = [min(rows, round(rows * i / threads)) for i in range(threads + 1)]
+        slices = [
+            (prepass.Quantised(quantised.codes[a:b], quantised.scale[a:b], quantised.bound[a:b]), a, b)
+            for a, b in itertools.pairwise(bounds)
+        ]
+        pending = [
+            _shared_pool().submit(prepass.bounds, part, query, lo[a:b], hi[a:b]) for part, a, b in slices[1:]
+        ]
+        part, a, b = slices[0]
+        prepass.bounds(part, query, lo[a:b], hi[a:b])
+        for job in pending:
+            job.result()
+        survivors = prepass.survivors(lo, hi, k)
+        scores = prepass.exact_scores(self.matrix, query, survivors)
+        return top_k(scores, [self._ids[i] for i in survivors.tolist()], k)
 
     def search_many(self, query_vecs: npt.ArrayLike, k: int) -> list[list[tuple[str, float]]]:
         """``search`` for each row of ``query_vecs``, scored a block of queries per matrix product."""
@@ -301,6 +363,7 @@ class VectorIndex:
         index._ids = list(ids)
         index._row = {chunk_id: row for row, chunk_id in enumerate(ids)}
         index._buffer = matrix
+        index._quantised = None
         return index
 
     def _reserve(self, rows: int) -> None:
