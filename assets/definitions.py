@@ -8,12 +8,21 @@ directory, as they are for ``clear-rag ablate``: the suite files name their corp
 
 from __future__ import annotations
 
+import importlib
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from dagster import Definitions, definitions, in_process_executor
+from dagster import (
+    BetaWarning,
+    Definitions,
+    ExecutorDefinition,
+    definitions,
+    in_process_executor,
+    multiprocess_executor,
+)
 
 from assets.corpus import source_assets
 from assets.evaluation import evaluation_assets
@@ -30,12 +39,73 @@ from assets.resources import (
 from assets.sample import Sample, sample_assets
 from assets.site import SiteLayout, site_assets
 from assets.stores import store_assets
+from assets.training import training_assets
+from clear_rag.errors import ConfigError
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
 SUITES: tuple[str, ...] = ("tech", "tech-expansion")
 EMBEDDER_ENV = "CLEAR_RAG_EMBEDDER"  # the variable `clear-rag ablate --embedder` reads too
 CHAT_ENV = "CLEAR_RAG_CHAT"
 RERANKER_ENV = "CLEAR_RAG_RERANKER"
+EXECUTOR_ENV = "CLEAR_RAG_EXECUTOR"  # in_process (the default), multiprocess, k8s or celery; site/scale.md
+MAX_CONCURRENT_ENV = "CLEAR_RAG_MAX_CONCURRENT"
+EXECUTORS = ("in_process", "multiprocess")
+# Executors of optional packages, not dependencies of clear-rag: name -> (module, executor definition)
+CLUSTER_EXECUTORS = {
+    "k8s": ("dagster_k8s", "k8s_job_executor"),
+    "celery": ("dagster_celery", "celery_executor"),
+}
+
+
+def executor_for(
+    name: str | None = None, max_concurrent: int | None = None, *, start_method: str = "forkserver"
+) -> ExecutorDefinition:
+    """The executor every run of the code location uses: ``in_process`` (the default: on two cores a
+    subprocess per step costs more than most steps), or Dagster's ``multiprocess`` executor, each step
+    in a process of its own, at most ``max_concurrent`` at once (default: the cores).
+
+    ``forkserver`` forks each step from a server that has imported this code location once, where
+    ``spawn`` (Dagster's default) starts a fresh interpreter that imports dagster and clear-rag again;
+    ``bench/executor.py`` measures both. ``k8s`` and ``celery`` are the executors of the packages
+    dagster-k8s and dagster-celery, where installed, configured by each run's config (site/scale.md).
+    """
+    name = name or os.environ.get(EXECUTOR_ENV) or EXECUTORS[0]
+    if name == "in_process":
+        return in_process_executor
+    if name in CLUSTER_EXECUTORS:
+        module, attribute = CLUSTER_EXECUTORS[name]
+        try:
+            chosen: ExecutorDefinition = getattr(importlib.import_module(module), attribute)
+        except ImportError:
+            raise ConfigError(
+                f"needs the package {module.replace('_', '-')}, which is not installed",
+                field=EXECUTOR_ENV,
+                value=name,
+                fix=f"pip install {module.replace('_', '-')} (see site/scale.md for what else it needs)",
+            ) from None
+        return chosen
+    if name != "multiprocess":
+        raise ConfigError(
+            "is not an executor clear-rag sets up",
+            field=EXECUTOR_ENV,
+            value=name,
+            fix=f"Use one of {', '.join([*EXECUTORS, *CLUSTER_EXECUTORS])}",
+        )
+    given = os.environ.get(MAX_CONCURRENT_ENV) or "0"
+    limit = max_concurrent or (int(given) if given.isdigit() else -1) or os.cpu_count() or 1
+    if limit < 1:
+        raise ConfigError(
+            "must be a whole number of processes, at least 1",
+            field=f"max_concurrent (or {MAX_CONCURRENT_ENV})",
+            value=max_concurrent or given,
+            fix="Give the number of steps to run at once",
+        )
+    # Preloaded once in the fork server: dagster, clear-rag and the asset modules (Dagster would
+    # preload only dagster for a job rebuilt by a reconstructable pointer rather than a module).
+    method = {"preload_modules": ["dagster", __name__]} if start_method == "forkserver" else {}
+    return multiprocess_executor.configured(
+        {"max_concurrent": limit, "start_method": {start_method: method}}, name="multiprocess"
+    )
 
 
 def build_definitions(
@@ -48,12 +118,19 @@ def build_definitions(
     sample: bool = False,
     reranker: str | None = None,
     site: bool = False,
+    executor: str | None = None,
+    max_concurrent: int | None = None,
+    start_method: str = "forkserver",
+    training: bool | None = None,
 ) -> Definitions:
     """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is), and
     with ``site``, the README, the site's pages and plots and its build, downstream of the results.
 
     ``reranker`` (or ``$CLEAR_RAG_RERANKER``) is the cross-encoder of the rows that rerank, as
-    ``clear-rag ablate --reranker`` sets it.
+    ``clear-rag ablate --reranker`` sets it. ``executor`` and ``max_concurrent`` (or
+    ``$CLEAR_RAG_EXECUTOR``, ``$CLEAR_RAG_MAX_CONCURRENT``) choose the executor (``executor_for``).
+    ``training`` adds the trained models' assets (assets/training.py); by default with real models
+    (any embedder but the ``hash`` fake), where they only check the shipped files' manifests.
     """
     name = embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
     chat_name = chat or os.environ.get(CHAT_ENV) or chat_for(name)
@@ -86,16 +163,29 @@ def build_definitions(
                 for definition in group(layout)
             ),
             *(site_assets(published) if published is not None else []),
+            *(training_assets() if (name != "hash" if training is None else training) else []),
         ],
         resources={
             "embedder": embedder_resource or EmbedderResource(name=name),
             "chat": ChatResource(name=chat_name),
             "paths": paths,
         },
-        # Two cores: a subprocess per step costs more than the steps (see the Dagster notes). Runs of
-        # different partitions still go in parallel, each its own run.
-        executor=in_process_executor,
+        # In process unless chosen: on two cores a subprocess per step costs more than most steps
+        # (bench/executor.py measures it; site/scale.md).
+        executor=executor_for(executor, max_concurrent, start_method=start_method),
     )
+
+
+def rebuilt(**settings: object) -> Definitions:
+    """The definitions ``python -m assets.run --executor multiprocess`` runs, rebuilt in every step's
+    process from JSON ``settings`` (``build_definitions``'s keywords, with ``results_dir``,
+    ``store_root`` and ``baseline`` for the paths resource): the reconstructable pointer each run
+    carries names this function and those settings, since definitions built with arguments cannot be
+    found as a module attribute."""
+    # The beta warnings `python -m assets.run` silences (see corpus.py), silenced in these processes too.
+    warnings.simplefilter("ignore", BetaWarning)
+    paths = {k: settings.pop(k) for k in ("results_dir", "store_root", "baseline") if k in settings}
+    return build_definitions(paths=PathsResource(**paths), **settings)  # type: ignore[arg-type]
 
 
 @definitions

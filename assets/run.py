@@ -6,6 +6,9 @@ asset's automation condition, materialize what it requests (in process, one run 
 and evaluate again until nothing is requested. The instance lives in ``.clear-rag/dagster`` (telemetry
 off) and the automation cursor beside it, so the next update compares against this one: with nothing
 changed it observes the hashes and requests nothing.
+
+``--executor multiprocess --max-concurrent N`` executes the runs on Dagster's multiprocess executor,
+the requested partitions of one asset N runs at a time (``assets.executor``; site/scale.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from dagster import (
     BetaWarning,
     DagsterInstance,
     Definitions,
+    JobDefinition,
     PartitionsDefinition,
     SourceAsset,
     define_asset_job,
@@ -36,7 +41,16 @@ from dagster import (
     serialize_value,
 )
 
-from assets.definitions import CHAT_ENV, EMBEDDER_ENV, RERANKER_ENV, SUITES, build_definitions
+from assets.definitions import (
+    CHAT_ENV,
+    EMBEDDER_ENV,
+    EXECUTOR_ENV,
+    EXECUTORS,
+    RERANKER_ENV,
+    SUITES,
+    build_definitions,
+)
+from assets.executor import Execution, Run, by_suite, execute_out_of_process
 from assets.resources import (
     FAKE_RESULTS,
     RESULTS,
@@ -123,8 +137,22 @@ def update(
     cursor_file: Path,
     *,
     log: Callable[[str], None] = lambda _: None,
+    execution: Execution | None = None,
 ) -> Update:
     """Observe, then evaluate and materialize tick by tick until the conditions request nothing."""
+    execution = execution or Execution()
+    with execution.workers() as pool:
+        return _update(defs, instance, cursor_file, log, execution, pool)
+
+
+def _update(
+    defs: Definitions,
+    instance: DagsterInstance,
+    cursor_file: Path,
+    log: Callable[[str], None],
+    execution: Execution,
+    pool: Executor | None,
+) -> Update:
     done = Update(observed=observe_sources(defs, instance))
     cursor = _load_cursor(cursor_file)
     graph = defs.resolve_asset_graph()
@@ -141,26 +169,43 @@ def update(
                 requested[(partition, graph.get(key).partitions_def)].append(key)
         if not requested:
             break
-        # Upstream partitions first: every chunking's store and indexes, then the rows, then results.
-        for (partition, _), keys in sorted(
-            requested.items(), key=lambda item: min(order[k] for k in item[1])
-        ):
-            keys = sorted(keys, key=order.__getitem__)
-            log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
-            run = job.execute_in_process(
-                asset_selection=keys, partition_key=partition, instance=instance, run_config=QUIET
-            )
-            done.failed_checks += [
-                f"{check.asset_check_key.to_user_string()} [{partition or '-'}]"
-                for check in run.get_asset_check_evaluations()
-                if not check.passed
-            ]
+        runs: list[Run] = [(partition, keys) for (partition, _), keys in requested.items()]
+        # Upstream partitions first: every chunking's store and indexes, then the rows, then results;
+        # out of process, one suite per run, and the runs of one asset set next to one another.
+        runs = sorted(
+            ((partition, sorted(keys, key=order.__getitem__)) for partition, keys in runs),
+            key=lambda run: sorted(order[k] for k in run[1]),
+        )
+        if pool is None or execution.job is None:
+            failed = [run_in_process(job, instance, run, log) for run in runs]
+        else:
+            runs = sorted(by_suite(runs), key=lambda run: sorted(order[k] for k in run[1]))
+            for partition, keys in runs:
+                log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
+            failed = execute_out_of_process(runs, execution.job, instance, pool, QUIET)
+        done.failed_checks += [
+            f"{check} [{partition or '-'}]"
+            for (partition, _), checks in zip(runs, failed, strict=True)
+            for check in checks
+        ]
         tick: dict[str, list[str | None]] = defaultdict(list)
         for (partition, _), keys in requested.items():
             for key in keys:
                 tick[key.to_user_string()].append(partition)
         done.ticks.append({key: sorted(parts, key=str) for key, parts in tick.items()})
     return done
+
+
+def run_in_process(
+    job: JobDefinition, instance: DagsterInstance, run: Run, log: Callable[[str], None]
+) -> list[str]:
+    """Execute one run in this process; the checks that failed."""
+    partition, keys = run
+    log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
+    ran = job.execute_in_process(
+        asset_selection=keys, partition_key=partition, instance=instance, run_config=QUIET
+    )
+    return [c.asset_check_key.to_user_string() for c in ran.get_asset_check_evaluations() if not c.passed]
 
 
 def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
@@ -193,6 +238,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--home", type=Path, default=HOME, help="DAGSTER_HOME for the run history")
     parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=None,
+        help=f"in_process (default, or ${EXECUTOR_ENV}): every run in this process; multiprocess: "
+        "Dagster's multiprocess executor, each step in a process of its own",
+    )
+    parser.add_argument(
+        "--max-concurrent",
+        type=int,
+        default=None,
+        help="with --executor multiprocess: runs at once, each one partition (default: the cores)",
+    )
+    parser.add_argument(
         "--suite", action="append", help="a suite name or file (repeatable; default: the bundled suites)"
     )
     parser.add_argument("--no-sample", action="store_true", help="leave out the sample question's assets")
@@ -213,18 +271,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
         chat = args.chat or os.environ.get(CHAT_ENV) or chat_for(name)
         reranker = args.reranker or os.environ.get(RERANKER_ENV) or reranker_for(name)
-        defs = build_definitions(
-            args.suite or SUITES,
-            embedder=name,
-            chat=chat,
-            reranker=reranker,
-            paths=paths,
-            sample=not args.no_sample,
-            site=not args.no_site,
-        )
+        settings: dict[str, Any] = {
+            "suites": list(args.suite or SUITES),
+            "embedder": name,
+            "chat": chat,
+            "reranker": reranker,
+            "sample": not args.no_sample,
+            "site": not args.no_site,
+        }
+        defs = build_definitions(paths=paths, **settings)
+        execution = Execution()
+        if (args.executor or os.environ.get(EXECUTOR_ENV)) == "multiprocess":
+            limit = args.max_concurrent or os.cpu_count() or 1
+            execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=chat)
         with instance_at(args.home) as instance:
-            done = update(defs, instance, args.home / CURSOR, log=print)
+            done = update(defs, instance, args.home / CURSOR, log=print, execution=execution)
             files = result_files(defs, instance)
             answer = print_answer(sample, instance) if sample is not None else ""
     if answer:

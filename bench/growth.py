@@ -22,7 +22,6 @@ import itertools
 import json
 import math
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, write_result
+from bench.common import ROOT, reset_peak, status_kb, write_result
 
 WORDS = 20_000  # vocabulary of the generated text, drawn Zipf-like so common words repeat as in prose
 MB = 1_000_000
@@ -82,7 +81,7 @@ def _corpus(folder: Path, kind: str, amount: int) -> int:
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+    return status_kb("VmHWM") / 1024
 
 
 def measure(folder: Path, store_dir: Path) -> dict[str, Any]:
@@ -98,6 +97,7 @@ def measure(folder: Path, store_dir: Path) -> dict[str, Any]:
     chunking = settings.chunking
     chunker = chunker_for(chunking)
     embedder = make_embedder("hash")
+    reset_peak()  # the peak inherited from the parent (getrusage's survives exec) is not ours
     baseline = _peak_mb()
     with Store(store_dir, root=folder.parent) as store:
         started = time.perf_counter()

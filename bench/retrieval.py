@@ -48,7 +48,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from bench.common import ROOT, SCIFACT, ZipfText, write_result  # noqa: E402
+from bench.common import ROOT, SCIFACT, ZipfText, reset_peak, status_kb, write_result  # noqa: E402
 from clear_rag.index.bm25 import BM25Index  # noqa: E402
 from clear_rag.index.vectors import VectorIndex, default_threads, l2_normalise  # noqa: E402
 
@@ -259,13 +259,6 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise OSError(f"{field} not in /proc/self/status")
-
-
 def build_worker(engine: str, corpus_file: str, trace: bool) -> dict[str, float]:
     """Run in a fresh process: one timed build with its RSS peak, or one build under tracemalloc."""
     ids, texts = pickle.loads(Path(corpus_file).read_bytes())
@@ -276,12 +269,10 @@ def build_worker(engine: str, corpus_file: str, trace: bool) -> dict[str, float]
         tracemalloc.start()
         make().build(ids, texts)
         return {"tracemalloc_peak_mb": tracemalloc.get_traced_memory()[1] / 2**20}
-    # Writing 5 to clear_refs resets VmHWM (Linux >= 4.0), so the peak is this build's alone.
-    Path("/proc/self/clear_refs").write_text("5")
-    base_kb = _status_kb("VmRSS")
+    base_kb = reset_peak()  # so the peak is this build's alone
     with _Clock() as clock:
         make().build(ids, texts)
-    rss_peak_mb = (_status_kb("VmHWM") - base_kb) / 1024
+    rss_peak_mb = (status_kb("VmHWM") - base_kb) / 1024
     return {"build_s": clock.wall, "build_cpu_s": clock.cpu, "rss_peak_mb": rss_peak_mb}
 
 

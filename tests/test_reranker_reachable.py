@@ -82,3 +82,28 @@ def test_a_row_reranks_with_an_onnx_cross_encoder_from_a_folder(project: Path) -
     document = json.loads((project / "results" / "toy-rerank.json").read_text())
     assert document["skipped"] == []
     assert document["rows"][1]["models"]["reranker"] == "tiny-cross-encoder@local"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", ["ask", "ablate", "beir"])
+def test_the_shipped_reranker_is_reachable_by_name(project: Path, entry: str) -> None:
+    """The cross-encoder trained here and shipped in clear_rag/models, by name from each entry point."""
+    shipped = "scifact-minilm-l6"
+    if entry == "ask":
+        assert runner.invoke(app, ["ingest", "docs", "--embedder", "hash"]).exit_code == 0
+        ran = runner.invoke(
+            app, ["ask", "chain", "--no-generate", "--embedder", "hash", "--reranker", shipped]
+        )
+        assert ran.exit_code == 0 and f"{shipped}@" in ran.output, ran.output
+        return
+    if entry == "ablate":
+        args, result = ["ablate", "toy-rerank"], project / "results" / "toy-rerank.json"
+    else:
+        args, result = (
+            ["beir", str(write_beir(project / "toy-beir"))],
+            project / "results" / "beir-toy-beir.json",
+        )
+    ran = runner.invoke(app, [*args, "--embedder", "hash", "--reranker", shipped, "--save-results"])
+    assert ran.exit_code == 0, ran.output
+    rows = json.loads(result.read_text())["rows"]
+    assert rows[-1]["models"]["reranker"].startswith(f"{shipped}@")

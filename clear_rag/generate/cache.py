@@ -25,9 +25,11 @@ same bytes::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -37,6 +39,11 @@ from clear_rag.atomic import write_atomic
 from clear_rag.errors import ModelError, StoreError
 from clear_rag.providers.base import ChatModel, Message, describe
 from clear_rag.providers.fake import token_pieces
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one writer at a time is then up to the caller
+    fcntl = None  # type: ignore[assignment]
 
 FORMAT = 1
 
@@ -171,7 +178,8 @@ class GenerationCache:
     of a file a run writes elsewhere). ``put`` adds to or replaces in the file only. ``save`` writes
     the file if anything was added or changed since it was read or last saved, atomically (a
     temporary file beside it, then ``os.replace``), so a crash never leaves half a file. Every method
-    may be called from several threads.
+    may be called from several threads, and ``save`` from several processes at once: it merges what
+    another process saved since this one read the file (``_merged``).
     """
 
     def __init__(self, path: str | Path, *, fallbacks: Sequence[str | Path] = ()) -> None:
@@ -179,6 +187,7 @@ class GenerationCache:
         self._entries = read_generations(self.path)
         self._fallbacks = [read_generations(Path(p)) for p in fallbacks]
         self._dirty = False
+        self._put: set[str] = set()  # keys added or changed here since the last save
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -205,6 +214,7 @@ class GenerationCache:
             held = self._entries.get(key)
             if held is None or held.record() != generation.record():
                 self._entries[key] = generation
+                self._put.add(key)
                 self._dirty = True
 
     def save(self) -> bool:
@@ -212,14 +222,45 @@ class GenerationCache:
         with self._lock:
             if not self._dirty:
                 return False
-            document = {
-                "format": FORMAT,
-                "generations": {key: entry.record() for key, entry in self._entries.items()},
-            }
-            text = json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-            write_atomic(self.path, text)
+            with _folder_locked(self.path.parent):
+                self._entries = self._merged()
+                document = {
+                    "format": FORMAT,
+                    "generations": {key: entry.record() for key, entry in self._entries.items()},
+                }
+                text = json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False)
+                write_atomic(self.path, text + "\n")
             self._dirty = False
+            self._put.clear()
             return True
+
+    def _merged(self) -> dict[str, Generation]:
+        """The file as it is now, with what was put here since the last save over it.
+
+        Evaluation partitions run side by side (``python -m assets.run --executor multiprocess``) each
+        read the file, add their own generations and save; writing only what one process held would
+        drop what another saved in between (a lost update).
+        """
+        return {**read_generations(self.path), **{key: self._entries[key] for key in self._put}}
+
+
+@contextlib.contextmanager
+def _folder_locked(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` itself for the block: the cache file is replaced by a
+    rename, so a lock on the file would be a lock on an inode that no longer has the name."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY) if fcntl is not None else None
+    except OSError:
+        fd = None  # the write that follows fails with a message that names the folder
+    if fd is None or fcntl is None:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 ChatFactory = Callable[[], ChatModel]

@@ -399,7 +399,11 @@ def _curves_figure(title: str, panels: list[Panel], xlabel: str, source: str) ->
         axes.set_title(panel)
         axes.set_ylabel(ylabel)
         axes.set_xlabel(xlabel)
+        # Plain numbers, not mathtext powers of ten (text.parse_math is off, so those print as source).
         axes.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
+        axes.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:,g}"))
+        axes.yaxis.set_minor_formatter(ticker.NullFormatter())
+        axes.xaxis.set_minor_locator(ticker.NullLocator())
         axes.grid(which="major", color="#E5E5E5", linewidth=0.6)
         axes.set_axisbelow(True)
     return figure

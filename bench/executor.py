@@ -1,0 +1,195 @@
+"""``python -m bench.executor``: a suite's evaluation partitions in process against Dagster's multiprocess
+executor, two runs at a time, on this machine's cores.
+
+The suite file is copied into a work folder of its own first, so that an edit of the suite while the
+benchmark runs (rows added or renamed) cannot change what it measures. Its stores and indexes are built
+once (an ordinary in-process update, untimed); then every evaluation partition is materialized again
+by each contender, rounds rotating the order of the contenders so that the load other work puts on the
+machine falls on all of them:
+
+- ``in_process``: one run after another in this process (``python -m assets.run``'s default);
+- ``multiprocess``: ``--executor multiprocess --max-concurrent N``: N run workers, every step in a
+  process forked from a server that imported the code location once (``assets.executor``);
+- ``multiprocess_spawn``: the same with Dagster's default start method, a fresh interpreter per step.
+
+Wall time covers everything a user waits for, the worker pool's start included. Each contender must
+measure what the others measured: the data version of every partition (its config hash and a digest
+of its per-question metrics) is compared, and the run stops if any differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, write_result
+
+CONTENDERS = ("in_process", "multiprocess", "multiprocess_spawn")
+DATA_VERSION_TAG = "dagster/data_version"
+
+
+def _versions(instance: Any, key: Any, partitions: Sequence[str]) -> dict[str, str]:
+    """The data version each partition's latest materialization recorded."""
+    from dagster import AssetRecordsFilter
+
+    found = {}
+    for partition in partitions:
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
+        ).records
+        materialization = records[0].asset_materialization
+        found[partition] = materialization.tags.get(DATA_VERSION_TAG, "") if materialization else ""
+    return found
+
+
+def _step_seconds(instance: Any, key: Any, partitions: Sequence[str]) -> float:
+    """The sum of the evaluation steps' own ``seconds`` (their metadata): time inside the steps."""
+    from dagster import AssetRecordsFilter
+
+    total = 0.0
+    for partition in partitions:
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
+        ).records
+        materialization = records[0].asset_materialization
+        if materialization is not None and "seconds" in materialization.metadata:
+            total += float(materialization.metadata["seconds"].value)
+    return total
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.executor", description=__doc__.split("\n")[0])
+    parser.add_argument("--suite", default="tech-expansion", help="a bundled suite (default: tech-expansion)")
+    parser.add_argument(
+        "--contenders",
+        default="in_process,multiprocess",
+        help=f"comma-separated, of {', '.join(CONTENDERS)} (spawn takes the longest)",
+    )
+    parser.add_argument("--embedder", default="hash", help="hash (default: the fake, no model) or minilm")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are reported")
+    parser.add_argument("--max-concurrent", type=int, default=2, help="runs at once out of process")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=ROOT / ".clear-rag" / "bench-executor",
+        help="the instance, stores and result files (reused by the next run)",
+    )
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)  # suites name their corpus and golden set relative to the project root
+
+    import dagster
+    from dagster import BetaWarning
+
+    from assets.definitions import build_definitions
+    from assets.executor import Execution, Run, execute_out_of_process
+    from assets.resources import PathsResource, chat_for, reranker_for
+    from assets.run import CURSOR, QUIET, instance_at, run_in_process, update
+
+    warnings.simplefilter("ignore", BetaWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    frozen = work / f"{args.suite}.yaml"
+    frozen.write_bytes((ROOT / "golden" / "suites" / f"{args.suite}.yaml").read_bytes())
+    contenders = tuple(name for name in CONTENDERS if name in args.contenders.split(","))
+    settings: dict[str, Any] = {
+        "suites": [str(frozen)],
+        "embedder": args.embedder,
+        "chat": chat_for(args.embedder),
+        "reranker": reranker_for(args.embedder),
+        "sample": False,
+        "site": False,
+    }
+    paths = PathsResource(results_dir=str(work / "results"), store_root=str(work / "stores"))
+    defs = build_definitions(paths=paths, **settings)
+    graph = defs.resolve_asset_graph()
+    # The suite's evaluation asset (its key's prefix is the suite name with `-` as `_`).
+    key = next(k for k in graph.materializable_asset_keys if k.path[-1] == "evaluation")
+    partitions_def = graph.get(key).partitions_def
+    if partitions_def is None:
+        raise SystemExit(f"{key.to_user_string()} has no partitions")
+    partitions = list(partitions_def.get_partition_keys())
+    runs: list[Run] = [(partition, [key]) for partition in partitions]
+    shared = {**settings, **paths.model_dump()}
+    executions = {
+        "multiprocess": Execution.multiprocess(shared, args.max_concurrent),
+        "multiprocess_spawn": Execution.multiprocess(shared, args.max_concurrent, start_method="spawn"),
+    }
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
+    wall: dict[str, list[float]] = {name: [] for name in contenders}
+    inside: dict[str, list[float]] = {name: [] for name in contenders}
+    with instance_at(work / "dagster") as instance:
+        started = time.perf_counter()
+        built = update(defs, instance, work / "dagster" / CURSOR)
+        print(f"setup: {built.materialized} partitions materialized in {time.perf_counter() - started:.1f} s")
+        job = defs.resolve_implicit_global_asset_job_def()
+        reference = _versions(instance, key, partitions)
+        for round_ in range(args.repeat):
+            order = contenders[round_ % len(contenders) :] + contenders[: round_ % len(contenders)]
+            for name in order:
+                started = time.perf_counter()
+                execution = executions.get(name, Execution())
+                with execution.workers() as pool:
+                    if pool is None or execution.job is None:
+                        for run in runs:
+                            run_in_process(job, instance, run, lambda _: None)
+                    else:
+                        execute_out_of_process(runs, execution.job, instance, pool, QUIET)
+                seconds = time.perf_counter() - started
+                measured = _versions(instance, key, partitions)
+                if measured != reference:
+                    differ = sorted(p for p in partitions if measured[p] != reference[p])
+                    raise SystemExit(f"{name} measured other numbers for {differ}")
+                wall[name].append(round(seconds, 2))
+                inside[name].append(round(_step_seconds(instance, key, partitions), 2))
+                print(f"round {round_ + 1}: {name} {seconds:.1f} s (load {os.getloadavg()[0]:.2f})")
+    median = {name: round(statistics.median(values), 2) for name, values in wall.items()}
+    flags = f"--suite {args.suite} --embedder {args.embedder} --repeat {args.repeat}"
+    flags += f" --contenders {','.join(contenders)}"
+    payload = {
+        "benchmark": "executor",
+        "command": f"python -m bench.executor {flags} --max-concurrent {args.max_concurrent}",
+        "what": f"every evaluation partition of {args.suite} ({len(partitions)}, embedder {args.embedder}), "
+        "materialized in process and on Dagster's multiprocess executor",
+        "suite": args.suite,
+        "embedder": args.embedder,
+        "partitions": len(partitions),
+        "max_concurrent": args.max_concurrent,
+        "repeat": args.repeat,
+        **{f"{name}_median_s": value for name, value in median.items()},
+        **{
+            f"speedup_{name}": round(median["in_process"] / value, 3)
+            for name, value in median.items()
+            if name != "in_process" and "in_process" in median
+        },
+        "note": "rounds rotate the order of the contenders; other work shared the 2 cores during the run, "
+        "so absolute times move with it (load averages recorded); wall time includes starting the "
+        f"{args.max_concurrent} run workers; every contender measured the same data version for every "
+        "partition",
+        "wall_s": wall,
+        "step_seconds_sum": inside,
+        "contenders": {
+            "in_process": "one run after another in this process (python -m assets.run's default)",
+            "multiprocess": f"--executor multiprocess --max-concurrent {args.max_concurrent}: run workers "
+            "(spawn), each step forked from a server that preloaded dagster and assets.definitions",
+            "multiprocess_spawn": "the same, each step a fresh interpreter (Dagster's default start method)",
+        },
+        "versions": {"dagster": dagster.__version__},
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
+    path = write_result("executor", payload)
+    print(f"medians: {median}")
+    print(f"written to {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Models trained here and shipped inside the package (``clear_rag/models/<name>/``), never downloaded.
+
+Each folder holds an int8 ONNX file, the ``tokenizer.json`` it reads, and ``training.json``: what it was
+trained from and how (``clear_rag.train.build``). ``make run`` uses them as they are, with no torch;
+``clear-rag train reranker`` / ``embedder`` (the ``train`` extra) makes them again, and does nothing
+while the manifest names the current inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import ModelMissing
+
+FOLDER = Path(__file__).resolve().parent
+MANIFEST = "training.json"
+RERANKERS = ("scifact-minilm-l6",)
+EMBEDDERS = ("scifact-minilm-l6-embed",)
+
+
+def model_folder(name: str) -> Path:
+    """The shipped folder of ``name``, with its manifest; ``ModelMissing`` names the command that makes it."""
+    folder = FOLDER / name
+    if not (folder / MANIFEST).is_file():
+        kind = "reranker" if name in RERANKERS else "embedder"
+        raise ModelMissing(
+            "is not in this installation (its folder or training.json is missing)",
+            path=str(folder),
+            fix=f"Reinstall clear-rag, or train it: pip install -e '.[train]'; clear-rag train {kind}",
+        )
+    return folder
+
+
+def manifest(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((model_folder(name) / MANIFEST).read_text(encoding="utf-8"))
+    return found
+
+
+def version(found: dict[str, Any]) -> str:
+    """What rows record after the name: the training date and the first 8 digits of the cache key."""
+    return f"{str(found['date'])[:10]}.{str(found['cache_key'])[:8]}"
+
+
+def shipped_reranker(name: str, *, batch_size: int = 16, threads: int = 0) -> Any:
+    """The shipped cross-encoder ``name``, loaded by ``OnnxCrossEncoder``; pairs are cut to the length it
+    was trained at (``training.max_tokens`` in its manifest)."""
+    from clear_rag.providers.cross_encoder import OnnxCrossEncoder
+
+    found = manifest(name)
+    return OnnxCrossEncoder(
+        model_folder(name),
+        name=name,
+        version=version(found),
+        max_tokens=int(found["inputs"]["training"]["max_tokens"]),
+        batch_size=batch_size,
+        threads=threads,
+    )
+
+
+def shipped_embedder(name: str, *, batch_size: int = 32, threads: int = 0) -> Any:
+    """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder``."""
+    from clear_rag.providers.onnx import OnnxEmbedder
+
+    found = manifest(name)
+    folder = model_folder(name)
+    return OnnxEmbedder(
+        folder / "model_int8.onnx",
+        folder / "tokenizer.json",
+        name=name,
+        version=version(found),
+        max_tokens=int(found["inputs"]["training"]["max_tokens"]),
+        batch_size=batch_size,
+        threads=threads,
+    )

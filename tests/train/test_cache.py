@@ -1,0 +1,148 @@
+"""The training cache: the key moves with every input, and a current folder is never trained again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from clear_rag.hashing import file_sha256
+from clear_rag.train import build
+from clear_rag.train import manifest as mf
+from clear_rag.train.cross_encoder import CrossEncoderSettings
+from tests.toy import write_beir
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """The toy BEIR dataset with a train split (its test qrels copied)."""
+    folder = write_beir(tmp_path / "scifact")
+    shutil.copyfile(folder / "qrels" / "test.tsv", folder / "qrels" / "train.tsv")
+    return folder
+
+
+def key(data: Path, mining: build.MiningSettings | None = None, training: object = None) -> str:
+    wanted = build.inputs(
+        "cross-encoder", data, mining or build.MiningSettings(), training or CrossEncoderSettings()
+    )
+    return mf.cache_key(wanted)
+
+
+def test_the_key_is_stable(data: Path) -> None:
+    assert key(data) == key(data)
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl", "qrels/train.tsv"])
+def test_each_data_file_moves_the_key(data: Path, name: str) -> None:
+    before = key(data)
+    with (data / name).open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert key(data) != before
+
+
+def test_the_test_split_does_not_move_the_key(data: Path) -> None:
+    before = key(data)
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n", encoding="utf-8")
+    assert key(data) == before  # training never reads it
+
+
+def test_each_setting_moves_the_key(data: Path) -> None:
+    base = key(data)
+    assert key(data, training=replace(CrossEncoderSettings(), seed=18)) != base
+    assert key(data, training=replace(CrossEncoderSettings(), max_tokens=256)) != base
+    assert key(data, mining=replace(build.MiningSettings(), pool=31)) != base
+
+
+def test_the_base_weights_and_the_code_version_move_the_key(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = key(data)
+    monkeypatch.setattr(mf, "CODE_VERSION", "test")
+    assert key(data) != base
+    monkeypatch.undo()
+    weights = tmp_path / "weights"
+    shutil.copytree(build.base_folder(), weights, ignore=shutil.ignore_patterns("model.safetensors"))
+    (weights / "model.safetensors").write_bytes(b"other weights")
+    monkeypatch.setattr(build, "base_folder", lambda: weights)
+    assert key(data) != base
+
+
+def shipped_folder(folder: Path, data: Path) -> Path:
+    """A model folder whose manifest names the current inputs, as `clear-rag train` leaves one."""
+    folder.mkdir(parents=True)
+    for name in build.SHIPPED:
+        (folder / name).write_text(f"stand-in {name}", encoding="utf-8")
+    files = {name: file_sha256(folder / name) for name in build.SHIPPED}
+    mf.write_manifest(folder, {"cache_key": key(data), "files": files, "steps": 1, "pairs": 2})
+    return folder
+
+
+def refuse_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    def trained(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained although the folder is current")
+
+    monkeypatch.setattr("clear_rag.train.require_torch", trained)
+
+
+def test_a_current_folder_is_not_trained(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = shipped_folder(tmp_path / "model", data)
+    refuse_training(monkeypatch)
+    manifest, trained = build.build_reranker(out=folder, data_folder=data, log=lambda _: None)
+    assert not trained and manifest["cache_key"] == key(data)
+
+
+def test_a_changed_file_or_input_makes_it_stale(data: Path, tmp_path: Path) -> None:
+    folder = shipped_folder(tmp_path / "model", data)
+    assert mf.is_current(folder, key(data), build.SHIPPED)
+    (folder / build.MODEL_FILE).write_text("damaged", encoding="utf-8")
+    assert not mf.is_current(folder, key(data), build.SHIPPED)
+    other = shipped_folder(tmp_path / "other", data)
+    assert not mf.is_current(
+        other, key(data, training=replace(CrossEncoderSettings(), seed=1)), build.SHIPPED
+    )
+    (other / mf.MANIFEST).write_text("{not json", encoding="utf-8")
+    assert not mf.is_current(other, key(data), build.SHIPPED)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_second_materialisation_trains_nothing(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The asset twice on one instance, over a current folder: both runs keep the shipped files, and
+    the data version is the inputs' cache key, so nothing downstream moves either."""
+    from dagster import DagsterInstance, materialize
+
+    from assets.resources import PathsResource
+    from assets.training import model_asset
+
+    models = tmp_path / "models"
+    shipped_folder(models / build.RERANKER, data)
+    before = json.loads((models / build.RERANKER / mf.MANIFEST).read_text())
+    refuse_training(monkeypatch)
+    asset = model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data)
+    assert asset.code_versions_by_key[asset.key] == f"{mf.CODE_VERSION}.{key(data)[:16]}"
+    with DagsterInstance.ephemeral() as instance:
+        for _ in range(2):
+            result = materialize([asset], instance=instance, resources={"paths": PathsResource()})
+            (event,) = result.get_asset_materialization_events()
+            metadata = event.materialization.metadata
+            assert metadata["trained"].value is False
+            assert event.materialization.tags is not None
+            assert event.materialization.tags["dagster/data_version"] == key(data)
+    assert json.loads((models / build.RERANKER / mf.MANIFEST).read_text()) == before
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_without_the_data_the_asset_is_skipped(tmp_path: Path) -> None:
+    from dagster import materialize
+
+    from assets.resources import PathsResource
+    from assets.training import model_asset
+
+    asset = model_asset(build.RERANKER, "cross-encoder", build.build_reranker, tmp_path, tmp_path / "absent")
+    result = materialize([asset], resources={"paths": PathsResource()})
+    (event,) = result.get_asset_materialization_events()
+    assert "no SciFact" in str(event.materialization.metadata["skipped"].value)
