@@ -92,14 +92,10 @@ def model_asset(name: str, kind: str, builder: Builder, models: Path, data_folde
 
 
 def training_assets(
-    models: Path = build.MODELS, data_folder: Path = training_data.SCIFACT, *, embedder: bool = False
+    models: Path = build.MODELS, data_folder: Path = training_data.SCIFACT
 ) -> list[AssetsDefinition]:
-    """The reranker's asset, and with ``embedder`` the adapted embedder's, writing into ``models``.
-
-    The embedder is left out by default: no trained embedder ships yet (see the README), and without
-    a shipped folder its asset would need torch, which ``make run`` does not install.
-    """
-    made = [model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data_folder)]
-    if embedder:
-        made.append(model_asset(build.EMBEDDER, "bi-encoder", build.build_embedder, models, data_folder))
-    return made
+    """The reranker's and the adapted embedder's assets, writing into ``models``."""
+    return [
+        model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data_folder),
+        model_asset(build.EMBEDDER, "bi-encoder", build.build_embedder, models, data_folder),
+    ]

@@ -219,7 +219,11 @@ def test_every_committed_result_file_has_a_command() -> None:
 
 @pytest.mark.parametrize("path", RESULT_FILES, ids=lambda p: p.relative_to(RESULTS).as_posix())
 def test_each_command_parses(path: Path) -> None:
-    args = shlex.split(command_for(path, _load(path), root=ROOT))
+    for part in command_for(path, _load(path), root=ROOT).split(" && "):
+        _parses(shlex.split(part))
+
+
+def _parses(args: list[str]) -> None:
     if args[0] == "clear-rag":
         group = typer.main.get_command(app)
         parent = group.context_class(group, info_name="clear-rag")
@@ -231,6 +235,25 @@ def test_each_command_parses(path: Path) -> None:
     else:
         assert args[:2] == ["python", "-m"], args
         assert importlib.util.find_spec(args[2]) is not None, args[2]
+
+
+def test_rows_merged_by_their_own_command_follow_the_suite_command() -> None:
+    """A row `clear-rag beir --save-results` merged (with another embedder) is named by its command."""
+    own = "clear-rag beir ../shared/data/beir-scifact --embedder hash --name other --save-results"
+    rows: list[dict[str, Any]] = [
+        {"name": "dense", "models": {"embedder": "all-MiniLM-L6-v2-int8@1.0.0"}},
+        {"name": "other", "models": {"embedder": "hash-embedder-256@1"}},
+    ]
+    doc: dict[str, Any] = {
+        "suite": "beir-scifact",
+        "embedder": "e",
+        "rows": rows,
+        "row_commands": {"other": own},
+    }
+    command = command_for(RESULTS / "beir-scifact.json", doc, root=ROOT)
+    assert command == f"clear-rag ablate beir-scifact --embedder minilm --save-results && {own}"
+    alone = {**doc, "suite": "beir-toy", "rows": rows[1:]}
+    assert command_for(RESULTS / "beir-toy.json", alone, root=ROOT) == own
 
 
 @pytest.mark.parametrize(
@@ -299,7 +322,9 @@ def test_the_reproduce_table_has_one_line_per_file_suites_first() -> None:
     table = reproduce_table(RESULTS, root=ROOT)
     files = re.findall(r"^\| `(results/[^`]+)` \|", table, re.M)
     assert sorted(files) == sorted(p.relative_to(ROOT).as_posix() for p in RESULT_FILES)
-    kinds = [2 if "/bench/" in f else 1 if "/generations/" in f else 0 for f in files]
+    kinds = [
+        2 if "/bench/" in f else 1 if "/generations/" in f else 3 if f.count("/") > 1 else 0 for f in files
+    ]
     assert kinds == sorted(kinds)
     assert "`clear-rag report`" in table
     for path in RESULT_FILES:

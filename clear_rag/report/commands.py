@@ -5,7 +5,9 @@ now on). Otherwise it derives the command from what the file says of itself:
 
 - a suite file ``results/<suite>.json``: ``clear-rag ablate <suite> --save-results``, with
   ``--embedder``, ``--chat`` and ``--reranker`` naming the models its rows record (the environment
-  variables those options read must not pick others); ``results/baseline-fake.json`` is the same run
+  variables those options read must not pick others), followed (``&&``) by the command of each row
+  that ``clear-rag beir --save-results`` merged into it, which the file records (``row_commands``);
+  ``results/baseline-fake.json`` is the same run
   on the fakes with ``--bless``;
 - a suite's chat generations ``results/generations/<suite>.json``: the run that writes that suite;
 - a benchmark ``results/bench/<name>.json``: ``python -m bench.<name>`` with the flags the file's
@@ -40,6 +42,8 @@ ADD_COMMAND = "Add a `command` field to it with the command that wrote it"
 CLI_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "embedder": (
         (r"all-MiniLM-L6-v2-int8", "minilm"),
+        (r"all-MiniLM-L6-v2-q8-fused", "minilm-q8"),
+        (r"scifact-minilm-l6-embed", "scifact-minilm-l6-embed"),  # trained here, shipped
         (r"hash-embedder-256", "hash"),
         (r"ollama/(.+)", r"ollama:\1"),
     ),
@@ -79,9 +83,11 @@ def _relative(path: Path, root: Path) -> Path:
 
 
 def _model_flags(doc: dict[str, Any], where: str) -> list[str]:
-    """``--embedder``, ``--chat`` and ``--reranker`` with the models the rows record, in that order."""
+    """``--embedder``, ``--chat`` and ``--reranker`` with the models the rows record, in that order
+    (rows merged by a command of their own, ``row_commands``, excepted)."""
     used: dict[str, set[str]] = {}
-    for row in doc.get("rows", []):
+    own = doc.get("row_commands", {})
+    for row in (r for r in doc.get("rows", []) if r["name"] not in own):
         for kind, model in row.get("models", {}).items():
             used.setdefault(kind, set()).add(model)
     flags = []
@@ -104,6 +110,11 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     from clear_rag.cli.ablate import BASELINE_FAKE
 
     suite = str(doc["suite"])
+    own = doc.get("row_commands", {})
+    # each row merged by its own command (`clear-rag beir --save-results`), in the order the rows stand
+    merged = [own[row["name"]] for row in doc.get("rows", []) if row["name"] in own]
+    if merged and len(merged) == len(doc.get("rows", [])):
+        return " && ".join(merged)
     flags = _model_flags(doc, where.as_posix())
     if where == BASELINE_FAKE:
         return shlex.join(["clear-rag", "ablate", suite, *flags, "--bless"])
@@ -117,7 +128,7 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     if what:
         raise InputError(what, path=where.as_posix(), fix=ADD_COMMAND)
     listed = {row.name for row in load_suite(str(root / suite_file)).rows}
-    foreign = [row["name"] for row in doc.get("rows", []) if row["name"] not in listed]
+    foreign = [row["name"] for row in doc.get("rows", []) if row["name"] not in listed | set(own)]
     if foreign:
         raise InputError(
             f"holds rows that {suite_file.as_posix()} does not list ({', '.join(foreign)}), so no one "
@@ -128,7 +139,7 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     out = ["clear-rag", "ablate", suite, *flags, "--save-results"]
     if where.parent != RESULTS:
         out += ["--results-dir", where.parent.as_posix()]
-    return shlex.join(out)
+    return " && ".join([shlex.join(out), *merged])
 
 
 def _generations_command(path: Path, where: Path, root: Path) -> str:
@@ -273,6 +284,8 @@ def _holds(doc: dict[str, Any], path: Path) -> str:
         return f"benchmark: {doc['benchmark']}"
     if "backends" in doc:
         return f"parse metrics of {len(doc['backends'])} PDF parser backends"
+    if "cache_key" in doc and "kind" in doc:  # a training manifest (clear_rag/train)
+        return f"the training run of the {doc['kind']} {doc.get('name', path.stem)}, {doc.get('steps')} steps"
     return ""
 
 
@@ -282,7 +295,7 @@ def _models(doc: dict[str, Any]) -> str:
     elif "rows" in doc:
         found = {str(v) for row in doc["rows"] for v in row.get("models", {}).values()}
     else:
-        found = {str(doc[key]) for key in ("embedder", "providers") if key in doc}
+        found = {str(doc[key]) for key in ("embedder", "providers", "base_model") if key in doc}
     return ", ".join(sorted(found))
 
 

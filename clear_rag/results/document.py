@@ -37,13 +37,17 @@ def headline(names: Sequence[str]) -> str:
 def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
     """Attach paired comparisons against the baseline row and the previous row to every row.
 
+    A row that names the row it is read against (``against``, set by ``clear-rag beir --against``
+    for a row merged in later) is compared with that one in place of the row before it.
     Questions are paired by id, and only those that have the metric in both rows count (a span
     metric exists only for questions with span labels).
     """
     by_name = {r["name"]: r for r in rows}
     for n, row in enumerate(rows):
         against = {"baseline": by_name[baseline]} if baseline in by_name and row["name"] != baseline else {}
-        if n > 0:
+        if row.get("against") in by_name:
+            against["previous"] = by_name[row["against"]]
+        elif n > 0:
             against["previous"] = rows[n - 1]
         row["comparisons"] = {role: _compare(other, row) for role, other in against.items()}
 
@@ -112,8 +116,11 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]
     ]
     baseline = existing.get("baseline") if existing.get("baseline") in names else names[0]
     comparisons(rows, baseline)
+    # a merged row's own command (``clear-rag beir --save-results``), kept while the row is
+    row_commands = {**existing.get("row_commands", {}), **new.get("row_commands", {})}
     return {
         **existing,
+        **({"row_commands": {k: v for k, v in row_commands.items() if k in names}} if row_commands else {}),
         "date": new["date"],
         "metric_names": metric_names,
         "metric_questions": {**existing.get("metric_questions", {}), **new.get("metric_questions", {})},

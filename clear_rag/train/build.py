@@ -212,6 +212,7 @@ def build_embedder(
     log: Log = print,
 ) -> tuple[dict[str, Any], bool]:
     """The adapted embedder's folder brought up to date, on the reranker's hard negatives."""
+    from clear_rag.providers.onnx_export import fused_int8
     from clear_rag.train.embedder import EmbedderSettings
 
     folder = out if out is not None else MODELS / EMBEDDER
@@ -241,7 +242,7 @@ def build_embedder(
     model, report = embedder.train(base, base / "tokenizer.json", groups, data.texts, training, log=log)
     with tempfile.TemporaryDirectory() as scratch:
         fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="last_hidden_state")
-        export.quantise(fp32, folder / MODEL_FILE)
+        fused_int8(fp32, folder / MODEL_FILE, training.quantisation)
     shutil.copyfile(base / "tokenizer.json", folder / TOKENIZER_FILE)
     check = check_embedder(
         model, folder, [data.texts[d] for g in groups[:8] for d in g.negatives], training.max_tokens

@@ -37,7 +37,7 @@ class CrossEncoderSettings:
     """What a training run is; every field is in the cache key and the manifest."""
 
     max_tokens: int = 128
-    negatives: int = 1
+    negatives: int = 3
     groups_per_step: int = 8
     learning_rate: float = 1e-4
     head_learning_rate: float = 1e-3
@@ -46,7 +46,7 @@ class CrossEncoderSettings:
     epochs: int = 1
     seed: int = 17
     threads: int = 2
-    max_steps: int = 64  # 0: every group once per epoch; 64 steps of 8 claims fit the budget here
+    max_steps: int = 0  # 0: every group once per epoch (809 claims in 102 steps of 8)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,43 @@ def test_cli_reports_metrics_written_as_formulas(tmp_path: Path) -> None:
         merged["rows"][1]["comparisons"]["baseline"]["doc ndcg@10"]["against"]
         == "bm25 (lucene idf, unstemmed)"
     )
+    # each merged row records the command that made it, which runs it again as it was
+    commands = merged["row_commands"]
+    assert shlex.split(commands["dense"])[:3] == ["clear-rag", "beir", str(folder)]
+    assert "--embedder hash" in commands["dense"] and "--embedder" not in commands[merged["rows"][0]["name"]]
+    rerun = runner.invoke(
+        app, [*shlex.split(commands["dense"])[1:], "--results-dir", str(tmp_path / "again")]
+    )
+    assert rerun.exit_code == 0, rerun.output
+    again_doc = json.loads((tmp_path / "again" / "beir-toy.json").read_text())
+    assert again_doc["rows"][0]["metrics"] == merged["rows"][1]["metrics"]
+
+
+def test_a_merged_row_is_compared_with_the_row_it_names(tmp_path: Path) -> None:
+    folder, results = _dataset(tmp_path / "toy"), tmp_path / "results"
+    common = ["beir", str(folder), "--store", str(tmp_path / "s"), "--results-dir", str(results)]
+    for retrievers, extra in (
+        ('["keyword"]', []),
+        ('["vector"]', []),
+        ('["keyword"]', ["--set", "stem=true"]),
+    ):
+        ran = runner.invoke(
+            app,
+            [*common, "--set", f"retrievers={retrievers}", *extra, "--embedder", "hash", "--save-results"],
+        )
+        assert ran.exit_code == 0, ran.output
+    ran = runner.invoke(
+        app,
+        [*common, "--set", 'retrievers=["vector"]', "--embedder", "hash", "--name", "dense again",
+         "--against", "dense", "--save-results"],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    rows = {r["name"]: r for r in json.loads((results / "beir-toy.json").read_text())["rows"]}
+    assert rows["dense again"]["comparisons"]["previous"]["doc ndcg@10"]["against"] == "dense"
+    assert rows["dense again"]["comparisons"]["previous"]["doc ndcg@10"]["difference"] == 0.0
+    assert rows["bm25 (lucene idf, porter)"]["comparisons"]["previous"]["doc ndcg@10"]["against"] == "dense"
+    missing = runner.invoke(app, [*common, "--name", "x", "--against", "no such row", "--save-results"])
+    assert missing.exit_code != 0 and "--against" in missing.output and "no such row" in missing.output
 
 
 def test_a_folder_that_is_not_a_beir_dataset_says_so(tmp_path: Path) -> None:

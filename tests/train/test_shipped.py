@@ -9,7 +9,7 @@ import pytest
 
 from clear_rag import models
 from clear_rag.hashing import file_sha256
-from clear_rag.providers.select import make_reranker
+from clear_rag.providers.select import EMBEDDERS, RERANKERS, make_embedder, make_reranker
 from clear_rag.train import build
 from clear_rag.train import manifest as mf
 
@@ -22,16 +22,31 @@ UNRELATED = (
     "Graphene transistors at terahertz frequencies\n\nWe report field-effect transistors made of "
     "graphene whose cut-off frequency reaches 300 GHz at room temperature."
 )
+SHIPPED = [*models.RERANKERS, *models.EMBEDDERS]
 
 
-def test_the_shipped_folder_holds_what_its_manifest_names() -> None:
-    folder = models.FOLDER / build.RERANKER
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_shipped_folder_holds_what_its_manifest_names(name: str) -> None:
+    folder = models.FOLDER / name
     manifest = json.loads((folder / mf.MANIFEST).read_text(encoding="utf-8"))
-    for name, digest in manifest["files"].items():
-        assert file_sha256(folder / name) == digest, f"{name} differs from its manifest"
-    assert manifest["name"] == build.RERANKER and manifest["inputs"]["kind"] == "cross-encoder"
-    # int8 ranks broadly as the fp32 torch model did (tau 0.72 for the shipped file; see the README)
-    assert manifest["int8_check"]["mean_kendall_tau"] > 0.5
+    for file, digest in manifest["files"].items():
+        assert file_sha256(folder / file) == digest, f"{file} differs from its manifest"
+    kind = "cross-encoder" if name in models.RERANKERS else "bi-encoder"
+    assert manifest["name"] == name and manifest["inputs"]["kind"] == kind
+    assert manifest["cache_key"] == mf.cache_key(manifest["inputs"])
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_model_is_offered_by_name(name: str) -> None:
+    assert name in (RERANKERS if name in models.RERANKERS else EMBEDDERS)
+
+
+def test_the_int8_files_follow_their_torch_models() -> None:
+    """What each manifest measured between the shipped int8 file and the fp32 torch model it came from."""
+    reranker = models.manifest(build.RERANKER)["int8_check"]
+    assert reranker["mean_kendall_tau"] > 0.8 and reranker["same_top"] >= 0.8
+    embedder = models.manifest(build.EMBEDDER)["int8_check"]
+    assert embedder["mean_cosine"] > 0.95 and embedder["min_cosine"] > 0.9
 
 
 @pytest.mark.slow
@@ -43,3 +58,16 @@ def test_the_shipped_reranker_loads_by_name_and_ranks_the_relevant_abstract_firs
     logits = reranker.score(CLAIM, [UNRELATED, RELEVANT])
     assert logits.shape == (2,) and np.isfinite(logits).all()
     assert logits[1] > logits[0]
+
+
+@pytest.mark.slow
+def test_the_shipped_embedder_loads_by_name_and_puts_the_claim_nearest_its_abstract() -> None:
+    embedder = make_embedder(build.EMBEDDER)
+    assert embedder.name == build.EMBEDDER and embedder.version == models.version(
+        models.manifest(build.EMBEDDER)
+    )
+    query = embedder.embed([CLAIM], "query")
+    docs = embedder.embed([UNRELATED, RELEVANT], "document")
+    assert docs.shape == (2, embedder.dim) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-4)
+    cosines = docs @ query[0]
+    assert cosines[1] > cosines[0]
