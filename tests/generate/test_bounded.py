@@ -167,7 +167,8 @@ def _token_line(text: str) -> bytes:
     [
         (
             "pad ",
-            {"answer_deadline_s": 0.2},
+            # the length bound out of reach, so that the deadline stops it however fast tokens come
+            {"answer_deadline_s": 0.2, "max_answer_chars": 10**12},
             "answer_deadline_s=0.2: the answer was not finished within 0.2 s",
         ),
         ("x" * 1_000_000, {}, "max_answer_chars=20000: the answer grew past 20,000 characters"),

@@ -80,7 +80,10 @@ def test_the_suite_and_performance_pages_photographed(page: Any, base: str, shot
     page.screenshot(path=str(shots / "site-suite.png"), animations="disabled")
     page.goto(f"{base}/performance/")
     images = _images_loaded(page)
-    assert [i["src"] for i in images] == ["../plots/bench-retrieval-ratios.svg"]
+    assert [i["src"] for i in images] == [
+        "../plots/bench-retrieval-ratios.svg",
+        "../plots/bench-scale-curves.svg",
+    ]
     sync_api.expect(page.locator("article table").first).to_contain_text("bm25s-numba")
     page.screenshot(path=str(shots / "site-performance.png"), animations="disabled")
 
