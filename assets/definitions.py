@@ -16,9 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from dagster import (
+    AssetKey,
+    AssetSelection,
     BetaWarning,
     Definitions,
     ExecutorDefinition,
+    JobDefinition,
+    define_asset_job,
     definitions,
     in_process_executor,
     multiprocess_executor,
@@ -186,6 +190,17 @@ def rebuilt(**settings: object) -> Definitions:
     warnings.simplefilter("ignore", BetaWarning)
     paths = {k: settings.pop(k) for k in ("results_dir", "store_root", "baseline") if k in settings}
     return build_definitions(paths=PathsResource(**paths), **settings)  # type: ignore[arg-type]
+
+
+RUN_JOB = "clear_rag_run"
+
+
+def rebuilt_job(keys: list[list[str]], **settings: object) -> JobDefinition:
+    """The job an out-of-process run executes: the assets ``keys`` (one partition set) of
+    ``rebuilt(**settings)``, under a name of its own, since ``dagster.build_reconstructable_job``
+    puts it in a repository where the implicit asset job's reserved name may not go."""
+    job = define_asset_job(RUN_JOB, selection=AssetSelection.assets(*(AssetKey(k) for k in keys)))
+    return Definitions.merge(rebuilt(**settings), Definitions(jobs=[job])).resolve_job_def(RUN_JOB)
 
 
 @definitions

@@ -10,10 +10,11 @@ another here) go side by side; runs of other assets wait for them, in the order 
 Worker processes, not threads: Dagster calls ``logging.config.dictConfig`` as each run starts, and that
 deadlocked here against another thread's run logging an event (both wait on the logging locks).
 
-Each step's process rebuilds the definitions from a reconstructable pointer that names
-``assets.definitions.rebuilt`` and its settings as JSON: definitions built with arguments cannot be
-found as a module attribute. What the processes share is on disk: the instance (its SQLite run and
-event storage, and the IO manager's pickles under it), the stores, the indexes and the caches.
+Each step's process rebuilds its run's job from a reconstructable pointer
+(``dagster.build_reconstructable_job``) that names ``assets.definitions.rebuilt_job``, the run's assets
+and the settings as JSON: definitions built with arguments cannot be found as a module attribute.
+What the processes share is on disk: the instance (its SQLite run and event storage, and the IO
+manager's pickles under it), the stores, the indexes and the caches.
 """
 
 from __future__ import annotations
@@ -26,26 +27,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetKey, DagsterInstance, execute_job
-
-# Not re-exported: the pieces of a reconstructable pointer to definitions built with arguments.
-from dagster._core.code_pointer import CustomPointer, ModuleCodePointer
-from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
-from dagster._core.definitions.reconstruct import ReconstructableJob, ReconstructableRepository
+from dagster import AssetKey, DagsterInstance, build_reconstructable_job, execute_job
 
 from assets import definitions
 from clear_rag.errors import ClearRagError
 
 PARTITION_TAG = "dagster/partition"  # where a run's partition key goes (execute_job has no argument)
 Run = tuple[str | None, list[AssetKey]]  # one run: its partition key and the assets it materializes
+ReconstructableJob = Any  # what build_reconstructable_job returns (dagster does not re-export the type)
 
 
 @dataclass(frozen=True)
 class Execution:
-    """How ``update`` executes its runs: in its own process one after another (``job`` None, the
-    default), or through ``job``, a reconstructable pointer, ``max_concurrent`` runs at a time."""
+    """How ``update`` executes its runs: in its own process one after another (``settings`` None, the
+    default), or out of process, ``max_concurrent`` runs at a time, each through the job ``job``
+    rebuilds from ``settings``."""
 
-    job: ReconstructableJob | None = None
+    settings: Mapping[str, object] | None = None
     max_concurrent: int = 1
 
     @classmethod
@@ -61,21 +59,23 @@ class Execution:
                 fix="Give the number of runs to execute at once",
             )
         chosen = {"executor": "multiprocess", "max_concurrent": max_concurrent, "start_method": start_method}
-        # What `dagster.build_reconstructable_job` builds, but pointing at definitions rather than at
-        # one job: only definitions hold the implicit asset job, the one job that spans every
-        # partition set (a job of our own over all assets would have to share one).
-        # Found from the folder that holds the `assets` package, wherever the run's working directory is.
-        root = str(Path(definitions.__file__).resolve().parents[1])
-        rebuild = ModuleCodePointer(definitions.__name__, definitions.rebuilt.__name__, root)
-        pointer = CustomPointer(rebuild, [], [[k, v] for k, v in {**settings, **chosen}.items()])
-        job = ReconstructableJob(ReconstructableRepository(pointer), IMPLICIT_ASSET_JOB_NAME)
-        return cls(job, max_concurrent)
+        return cls({**settings, **chosen}, max_concurrent)
+
+    def job(self, keys: Sequence[AssetKey]) -> ReconstructableJob:
+        """A reconstructable pointer to the job of ``keys`` (which share one partition set), found
+        from the folder that holds the `assets` package wherever a run's working directory is."""
+        return build_reconstructable_job(
+            definitions.__name__,
+            definitions.rebuilt_job.__name__,
+            reconstructable_kwargs={"keys": [key.path for key in keys], **(self.settings or {})},
+            reconstructor_working_directory=str(Path(definitions.__file__).resolve().parents[1]),
+        )
 
     @contextmanager
     def workers(self) -> Iterator[Executor | None]:
         """The pool the runs go to (None in process), kept for a whole update: starting a worker
         imports dagster and clear-rag (``spawn``: a fork server's children cannot start their own)."""
-        if self.job is None:
+        if self.settings is None:
             with nullcontext():
                 yield None
             return
@@ -121,13 +121,14 @@ def _run(
 
 def execute_out_of_process(
     runs: Sequence[Run],
-    job: ReconstructableJob,
+    execution: Execution,
     instance: DagsterInstance,
     pool: Executor,
     run_config: Mapping[str, Any],
 ) -> list[list[str]]:
     """Execute ``runs`` in ``pool`` (consecutive runs of the same assets side by side); the checks
-    that failed in each. The first run that failed stops the rest, as it does in process."""
+    that failed in each, each group of runs through its assets' job (``execution.job``). The first
+    run that failed stops the rest, as it does in process."""
     groups: list[list[Run]] = []
     for run in runs:
         if groups and groups[-1][0][1] == run[1]:
@@ -137,6 +138,7 @@ def execute_out_of_process(
     home = instance.root_directory
     failed_checks: list[list[str]] = []
     for group in groups:
+        job = execution.job(group[0][1])
         for future in [pool.submit(_run, home, job, run, run_config) for run in group]:
             failed, error = future.result()
             if error:

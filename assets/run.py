@@ -176,13 +176,13 @@ def _update(
             ((partition, sorted(keys, key=order.__getitem__)) for partition, keys in runs),
             key=lambda run: sorted(order[k] for k in run[1]),
         )
-        if pool is None or execution.job is None:
+        if pool is None:
             failed = [run_in_process(job, instance, run, log) for run in runs]
         else:
             runs = sorted(by_suite(runs), key=lambda run: sorted(order[k] for k in run[1]))
             for partition, keys in runs:
                 log(f"materializing {', '.join(k.to_user_string() for k in keys)} [{partition or '-'}]")
-            failed = execute_out_of_process(runs, execution.job, instance, pool, QUIET)
+            failed = execute_out_of_process(runs, execution, instance, pool, QUIET)
         done.failed_checks += [
             f"{check} [{partition or '-'}]"
             for (partition, _), checks in zip(runs, failed, strict=True)

@@ -137,11 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 started = time.perf_counter()
                 execution = executions.get(name, Execution())
                 with execution.workers() as pool:
-                    if pool is None or execution.job is None:
+                    if pool is None:
                         for run in runs:
                             run_in_process(job, instance, run, lambda _: None)
                     else:
-                        execute_out_of_process(runs, execution.job, instance, pool, QUIET)
+                        execute_out_of_process(runs, execution, instance, pool, QUIET)
                 seconds = time.perf_counter() - started
                 measured = _versions(instance, key, partitions)
                 if measured != reference:

@@ -66,18 +66,9 @@ def test_the_checker_sees_imports() -> None:
     assert "onnxruntime" in _imports(PACKAGE / "providers" / "onnx.py")
 
 
-# The one exception, and why: the executor's runs need a reconstructable pointer to definitions built
-# with arguments (assets.definitions.rebuilt). dagster re-exports none: build_reconstructable_job
-# points at one job, and the job that spans every partition set is the implicit asset job, whose
-# reserved name cannot go into the repository build_reconstructable_job makes of it (tried). Pinned to
-# dagster 1.13 in pyproject.toml; tests/assets/test_executor.py rebuilds the job through it.
-PRIVATE_DAGSTER = {"assets/executor.py": 3}  # file: how many lines may name dagster._core
-
-
 def test_nothing_reaches_into_dagster_private_modules() -> None:
     """``dagster._core`` moves between releases without notice: assets/ and the library use only what
-    ``dagster`` re-exports, but for the exception above and no more of it. A mention anywhere counts
-    (an import, a string, a comment), as with grep."""
+    ``dagster`` re-exports. A mention anywhere counts (an import, a string, a comment), as with grep."""
     root = PACKAGE.parent
     files = [
         p
@@ -86,11 +77,7 @@ def test_nothing_reaches_into_dagster_private_modules() -> None:
         if p.is_file() and "__pycache__" not in p.parts
     ]
     assert any(p.name == "run.py" for p in files)  # the automation loop, which used to import two
-    mentions = {
-        str(p.relative_to(root)): sum(b"dagster._core" in line for line in p.read_bytes().splitlines())
-        for p in files
-    }
-    assert {f: n for f, n in mentions.items() if n} == PRIVATE_DAGSTER
+    assert [str(p.relative_to(root)) for p in files if b"dagster._core" in p.read_bytes()] == []
 
 
 def test_the_reproduction_check_imports_no_heavy_library() -> None:

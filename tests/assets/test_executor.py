@@ -67,12 +67,11 @@ def test_each_process_rebuilds_the_job_from_json_settings(project: Path) -> None
     """What each step's process does: rebuild the job from the reconstructable pointer's settings."""
     paths = PathsResource(results_dir="out", store_root="stores").model_dump()
     json.dumps({**TOY, **paths})  # the pointer carries them as JSON
-    job = Execution.multiprocess({**TOY, **paths}, 2).job
-    assert job is not None
+    job = Execution.multiprocess({**TOY, **paths}, 2).job([AssetKey(["toy", "evaluation"])])
     rebuilt = job.get_definition()
     assert rebuilt.executor_def.name == "multiprocess"
     keys = {key.to_user_string() for key in rebuilt.asset_layer.executable_asset_keys}
-    assert {"toy/parsed", "toy/store", "toy/evaluation", "toy/result"} <= keys
+    assert "toy/evaluation" in keys
     resources = rebuilt.resource_defs
     assert {"paths", "embedder", "chat"} <= set(resources)
 
@@ -151,9 +150,9 @@ def test_multiprocess_update_writes_the_result_an_in_process_one_writes(
 def test_a_failing_step_out_of_process_is_reported_by_run_and_partition(project: Path) -> None:
     """A store run before its parsed files exist: the step fails to load its input, in its process."""
     execution = Execution.multiprocess({**TOY, "results_dir": "out"}, 1)
-    assert execution.job is not None
+    assert execution.settings is not None
     runs: list[Run] = [("fixed-8-overlap1", [AssetKey(["toy", "store"])])]
     with instance_at(project / "home") as instance, execution.workers() as pool:
         assert pool is not None
         with pytest.raises(ClearRagError, match=r"failed \[fixed-8-overlap1\]: toy__store"):
-            execute_out_of_process(runs, execution.job, instance, pool, QUIET)
+            execute_out_of_process(runs, execution, instance, pool, QUIET)
