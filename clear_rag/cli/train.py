@@ -7,8 +7,9 @@ second run with unchanged inputs. ``--force`` trains again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -38,9 +39,23 @@ ResultsOption = Annotated[
 ]
 
 
-def _report(manifest: dict[str, object], trained: bool, results_dir: Path) -> None:
+def _train(
+    build: Callable[..., tuple[dict[str, Any], bool]],
+    data: Path,
+    store: Path,
+    out: Path | None,
+    force: bool,
+    results_dir: Path,
+) -> None:
+    """Bring one model's folder up to date with ``build`` (``clear_rag.train.build``), then report."""
+    from clear_rag.eval.runner import stores_root
     from clear_rag.train.manifest import publish
 
+    try:
+        stores = stores_root(store)
+        manifest, trained = build(out=out, data_folder=data, stores=stores, force=force, log=typer.echo)
+    except ClearRagError as err:
+        raise fail(err) from None
     typer.echo(f"manifest copied to {publish(manifest, results_dir)}")
     if trained:
         typer.echo(
@@ -58,16 +73,9 @@ def reranker_command(
     results_dir: ResultsOption = Path("results"),
 ) -> None:
     """Fine-tune all-MiniLM-L6-v2 as a cross-encoder on SciFact's train claims, export it to int8 ONNX."""
-    from clear_rag.eval.runner import stores_root
     from clear_rag.train.build import build_reranker
 
-    try:
-        manifest, trained = build_reranker(
-            out=out, data_folder=data, stores=stores_root(store), force=force, log=typer.echo
-        )
-    except ClearRagError as err:
-        raise fail(err) from None
-    _report(manifest, trained, results_dir)
+    _train(build_reranker, data, store, out, force, results_dir)
 
 
 @train_app.command("embedder")
@@ -79,13 +87,6 @@ def embedder_command(
     results_dir: ResultsOption = Path("results"),
 ) -> None:
     """Contrastive fine-tuning of all-MiniLM-L6-v2 on the same claims and hard negatives, int8 ONNX."""
-    from clear_rag.eval.runner import stores_root
     from clear_rag.train.build import build_embedder
 
-    try:
-        manifest, trained = build_embedder(
-            out=out, data_folder=data, stores=stores_root(store), force=force, log=typer.echo
-        )
-    except ClearRagError as err:
-        raise fail(err) from None
-    _report(manifest, trained, results_dir)
+    _train(build_embedder, data, store, out, force, results_dir)

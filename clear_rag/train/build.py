@@ -15,7 +15,7 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -111,6 +111,37 @@ def hard_negatives(
     return groups
 
 
+def _current(folder: Path, key: str, files: tuple[str, ...], log: Log) -> dict[str, Any] | None:
+    """The folder's manifest when it holds ``files`` trained on the inputs of cache key ``key``."""
+    if not mf.is_current(folder, key, files):
+        return None
+    shipped = mf.read_manifest(folder)
+    assert shipped is not None  # is_current read it
+    log(f"{folder} is current (cache key {key[:12]}): nothing to train")
+    return shipped
+
+
+def _run_record(
+    train_seconds: float,
+    started: float,
+    check: dict[str, float],
+    command: str,
+    folder: Path,
+    files: Sequence[str],
+) -> dict[str, Any]:
+    """The manifest's record of a run, for both models: its times, its int8 check, how and when it ran,
+    the library versions, and the digest of each file it wrote."""
+    return {
+        "train_seconds": round(train_seconds, 1),
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "int8_check": check,
+        "command": command,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "versions": versions(),
+        "files": {name: file_sha256(folder / name) for name in files},
+    }
+
+
 def build_reranker(
     *,
     out: Path | None = None,
@@ -132,10 +163,8 @@ def build_reranker(
     training = training or CrossEncoderSettings()
     wanted = inputs("cross-encoder", data_folder, mining, training)
     key = mf.cache_key(wanted)
-    if not force and mf.is_current(folder, key, SHIPPED):
-        shipped = mf.read_manifest(folder)
-        assert shipped is not None  # is_current read it
-        log(f"{folder} is current (cache key {key[:12]}): nothing to train")
+    shipped = None if force else _current(folder, key, SHIPPED, log)
+    if shipped is not None:
         return shipped, False
     from clear_rag.train import require_torch
 
@@ -167,13 +196,7 @@ def build_reranker(
         "steps": report.steps,
         "pairs": report.pairs,
         "loss": report.summary(),
-        "train_seconds": round(report.seconds, 1),
-        "wall_seconds": round(time.perf_counter() - started, 1),
-        "int8_check": check,
-        "command": command,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": versions(),
-        "files": {name: file_sha256(folder / name) for name in SHIPPED},
+        **_run_record(report.seconds, started, check, command, folder, SHIPPED),
     }
     mf.write_manifest(folder, manifest)
     return manifest, True
@@ -221,10 +244,8 @@ def build_embedder(
     wanted = inputs("bi-encoder", data_folder, mining, training)
     key = mf.cache_key(wanted)
     files = (MODEL_FILE, TOKENIZER_FILE)
-    if not force and mf.is_current(folder, key, files):
-        shipped = mf.read_manifest(folder)
-        assert shipped is not None  # is_current read it
-        log(f"{folder} is current (cache key {key[:12]}): nothing to train")
+    shipped = None if force else _current(folder, key, files, log)
+    if shipped is not None:
         return shipped, False
     from clear_rag.train import require_torch
 
@@ -260,13 +281,7 @@ def build_embedder(
         "steps": report.steps,
         "pairs": report.pairs,
         "loss": report.summary(),
-        "train_seconds": round(report.seconds, 1),
-        "wall_seconds": round(time.perf_counter() - started, 1),
-        "int8_check": check,
-        "command": command,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": versions(),
-        "files": {name: file_sha256(folder / name) for name in files},
+        **_run_record(report.seconds, started, check, command, folder, files),
     }
     mf.write_manifest(folder, manifest)
     return manifest, True

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from clear_rag.train import require_torch
-from clear_rag.train.mining import Group, claim_rng
+from clear_rag.train.mining import Group, training_lists
 
 Log = Callable[[str], None]
 
@@ -107,26 +107,6 @@ def linear_schedule(step: int, total: int, warmup: int) -> float:
     return max(0.0, (total - step) / max(total - warmup, 1))
 
 
-def training_lists(
-    groups: Sequence[Group], texts: Mapping[str, str], settings: CrossEncoderSettings, epoch: int
-) -> list[tuple[str, list[str]]]:
-    """The claims in this epoch's seeded order, each with one positive then exactly ``negatives`` of
-    its mined hard negatives, drawn by the claim's seeded generator (claims that were mined fewer are
-    left out, so every group has the same size)."""
-    order = np.random.default_rng(settings.seed + epoch).permutation(len(groups))
-    lists = []
-    for i in order:
-        group = groups[int(i)]
-        if len(group.negatives) < settings.negatives:
-            continue
-        rng = claim_rng(settings.seed + epoch, group.query_id)
-        positive = group.positives[int(rng.integers(len(group.positives)))]
-        picked = sorted(rng.choice(len(group.negatives), size=settings.negatives, replace=False))
-        passages = [texts[positive], *(texts[group.negatives[int(j)]] for j in picked)]
-        lists.append((group.query, passages))
-    return lists
-
-
 HEAD = ("classifier.", "bert.pooler.")  # new or barely trained: these start at head_learning_rate
 
 
@@ -194,9 +174,9 @@ def train(
         model = BertForSequenceClassification(base)
     identity_pooler(model)
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    lists = [
-        item for epoch in range(settings.epochs) for item in training_lists(groups, texts, settings, epoch)
-    ]
+    lists = training_lists(
+        groups, texts, seed=settings.seed, negatives=settings.negatives, epochs=settings.epochs
+    )
     per_step = settings.groups_per_step
     total = math.ceil(len(lists) / per_step)
     if settings.max_steps:

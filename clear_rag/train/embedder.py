@@ -26,7 +26,7 @@ import numpy as np
 
 from clear_rag.train import require_torch
 from clear_rag.train.cross_encoder import TrainReport, linear_schedule
-from clear_rag.train.mining import Group, claim_rng
+from clear_rag.train.mining import Group, training_lists
 
 Log = Callable[[str], None]
 
@@ -75,23 +75,6 @@ def pooled(model: Any, batch: Mapping[str, Any]) -> Any:
     return torch.nn.functional.normalize(mean, dim=-1)
 
 
-def training_items(
-    groups: Sequence[Group], texts: Mapping[str, str], settings: EmbedderSettings, epoch: int
-) -> list[tuple[str, list[str]]]:
-    """Each claim in the epoch's seeded order with one positive then ``negatives`` hard negatives."""
-    order = np.random.default_rng(settings.seed + epoch).permutation(len(groups))
-    items = []
-    for i in order:
-        group = groups[int(i)]
-        if len(group.negatives) < settings.negatives:
-            continue
-        rng = claim_rng(settings.seed + epoch, group.query_id)
-        positive = group.positives[int(rng.integers(len(group.positives)))]
-        picked = sorted(rng.choice(len(group.negatives), size=settings.negatives, replace=False))
-        items.append((group.query, [texts[positive], *(texts[group.negatives[int(j)]] for j in picked)]))
-    return items
-
-
 def train(
     base: Path | Any,
     tokenizer_path: Path,
@@ -111,7 +94,9 @@ def train(
     torch.set_num_threads(settings.threads)
     model = AutoModel.from_pretrained(str(base)) if isinstance(base, Path) else BertModel(base)
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    items = [x for epoch in range(settings.epochs) for x in training_items(groups, texts, settings, epoch)]
+    items = training_lists(
+        groups, texts, seed=settings.seed, negatives=settings.negatives, epochs=settings.epochs
+    )
     total = math.ceil(len(items) / settings.claims_per_step)
     if settings.max_steps:
         total = min(total, settings.max_steps)

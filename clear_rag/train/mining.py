@@ -46,6 +46,25 @@ def claim_rng(seed: int, query_id: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
 
+def training_lists(
+    groups: Sequence[Group], texts: Mapping[str, str], *, seed: int, negatives: int, epochs: int
+) -> list[tuple[str, list[str]]]:
+    """What both models train on, epoch after epoch: the claims in each epoch's seeded order, each
+    with one positive then exactly ``negatives`` of its mined hard negatives, drawn by the claim's
+    seeded generator (claims that were mined fewer are left out, so every group has the same size)."""
+    lists = []
+    for epoch in range(epochs):
+        for i in np.random.default_rng(seed + epoch).permutation(len(groups)):
+            group = groups[int(i)]
+            if len(group.negatives) < negatives:
+                continue
+            rng = claim_rng(seed + epoch, group.query_id)
+            positive = group.positives[int(rng.integers(len(group.positives)))]
+            picked = sorted(rng.choice(len(group.negatives), size=negatives, replace=False))
+            lists.append((group.query, [texts[positive], *(texts[group.negatives[int(j)]] for j in picked)]))
+    return lists
+
+
 def mine(
     retrieve: Retrieve,
     claims: Mapping[str, str],
