@@ -169,10 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name, value in median.items()
             if name != "in_process" and "in_process" in median
         },
-        "note": "rounds rotate the order of the contenders; other work shared the 2 cores during the run, "
-        "so absolute times move with it (load averages recorded); wall time includes starting the "
-        f"{args.max_concurrent} run workers; every contender measured the same data version for every "
-        "partition",
+        "note": "rounds rotate the order of the contenders, so that any other work on the machine falls "
+        "on each of them (the load averages at the start and the end are recorded); wall time includes "
+        f"starting the {args.max_concurrent} run workers; every contender measured the same data version "
+        "for every partition",
         "wall_s": wall,
         "step_seconds_sum": inside,
         "contenders": {

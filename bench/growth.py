@@ -272,7 +272,9 @@ def main() -> None:
     )
     parser.add_argument("--chunks", default="10000,100000,1000000", help="chunk counts of the chunks series")
     parser.add_argument(
-        "--ingest-chunks", default="10000,100000", help="the chunk counts also ingested on the real path"
+        "--ingest-chunks",
+        default="10000,100000,1000000",
+        help="the chunk counts also ingested on the real path",
     )
     parser.add_argument("--queries", type=int, default=1_000, help="BM25 queries per chunks point")
     parser.add_argument("--dense-queries", type=int, default=200, help="dense queries per chunks point")

@@ -351,6 +351,7 @@ def _scale_doc() -> dict[str, Any]:
                 "build_s": chunks / rate,
                 "queries_per_s": speed * factor,
                 "clear_rag_over_peer_qps": 1 / factor,
+                "rss_peak_mb": chunks / rate * 100,
             }
             for name, rate, factor in (("clear-rag", 20_000, 1.0), ("bm25s-numba", 5_000, 0.5))
         }
@@ -358,15 +359,18 @@ def _scale_doc() -> dict[str, Any]:
             "clear-rag search": {"queries_per_s": 1e6 / chunks},
             "faiss IndexFlatIP": {"queries_per_s": 2e6 / chunks, "clear_rag_over_peer_qps": 0.5},
         }
+        ingest = {"chunks": chunks + 7, "ingest_s": 1.0, "index_s": 0.5, "total_s": 1.5, "rss_growth_mb": 9.0}
         return {
             "chunks": chunks,
             "keyword": {"engines": engines},
             "dense": {"vectors": chunks, "dim": 4, "engines": dense},
+            **({"ingest": ingest} if chunks == 10_000 else {}),
         }
 
     return {
         "benchmark": "scale",
         "engines": ["clear-rag", "bm25s-numba"],
+        "ingest": "the real path",
         "points": [point(10_000, 4_000.0), point(100_000, 1_000.0)],
     }
 
@@ -375,6 +379,8 @@ def test_the_scale_table_shows_each_ratio_the_file_records() -> None:
     table = bench_table(_scale_doc(), "scale")
     assert "| 10,000 | 0.500 | 2.00 | 4,000 | 2,000 | 2.00× |" in table
     assert "| 100,000 | 1.60 | 10.0 | 20.0 | 0.500× |" in table  # 100,000 x 4 dims x 4 bytes = 1.6 MB
+    assert "| 100,000 | 500 | 2,000 |" in table  # each engine's build peak, MB
+    assert "| 10,007 | 1.00 | 0.500 | 1.50 | 9.00 |" in table  # ingest only where it was measured
 
 
 def test_the_scale_curves_plot_every_engine_at_every_point() -> None:
@@ -383,8 +389,10 @@ def test_the_scale_curves_plot_every_engine_at_every_point() -> None:
     found = scale_curves(_scale_doc(), "scale")
     assert found is not None
     _, panels, _ = found
-    for _, _, lines in panels:
-        assert {len(points) for _, points in lines} == {2}
+    for title, _, lines in panels:
+        assert {len(points) for name, points in lines if name != "clear-rag ingest"} == {2}, title
+    assert dict(panels[0][2])["clear-rag ingest"] == [(10_007.0, 1.5)]  # seconds, where it ran
+    assert dict(panels[-1][2])["clear-rag ingest"] == [(10_007.0, 9.0)]  # MB
     build = dict(panels[0][2])
     assert build["bm25s-numba"] == [(10_000.0, 2.0), (100_000.0, 20.0)]
     assert scale_curves({"benchmark": "growth"}, "growth") is None

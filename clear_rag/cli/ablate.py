@@ -1,13 +1,17 @@
 """``clear-rag ablate SUITE``: run every row of a suite, print the table, write results/<suite>.json.
 
-``clear-rag beir PATH`` is the same runner over a BEIR folder without a suite file: one row, the
-config from ``--config`` and ``--set``, merged into ``results/beir-<dataset>.json``.
+``clear-rag ablate SUITE --row ROW`` runs one row, changed by ``--set`` and renamed by ``--name`` if
+asked (with another ``--embedder`` too), and merges it into the suite's result file, recording the
+command that made it. ``clear-rag beir PATH`` is the same runner over a BEIR folder without a suite
+file: one row, the config from ``--config`` and ``--set``, merged into ``results/beir-<dataset>.json``.
+Both merge through ``save_row``.
 """
 
 from __future__ import annotations
 
 import shlex
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -42,6 +46,15 @@ SuiteChatOption = Annotated[
         help="Chat model of the rows that answer (a suite with generate: true), expand the query or "
         "use HyDE; their generations come from results/generations/SUITE.json where cached, so the "
         "model runs only for new ones.",
+    ),
+]
+SetOption = Annotated[
+    list[str] | None, typer.Option("--set", help="Override a setting: key=value (repeatable).")
+]
+AgainstOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With --save-results: compare the row with this row of the file, not the one before it."
     ),
 ]
 
@@ -79,6 +92,17 @@ def ablate_command(
         ),
     ] = False,
     results_dir: ResultsDirOption = Path("results"),
+    row: Annotated[
+        str | None,
+        typer.Option(
+            "--row",
+            help="Run only this row; with --save-results, merge it into the suite's result file. With "
+            "--set or --name it becomes a new row, which records the command that made it.",
+        ),
+    ] = None,
+    overrides: SetOption = None,
+    name: Annotated[str | None, typer.Option(help="With --row: the name of the row it makes.")] = None,
+    against: AgainstOption = None,
 ) -> None:
     """Run an ablation suite: every row over the same golden questions, with paired comparisons.
 
@@ -97,6 +121,21 @@ def ablate_command(
         if reranker is not None:
             loaded = loaded.with_reranker(reranker)
         target = results_dir / f"{loaded.name}.json"
+        if row is None:
+            for option, given in (("--set", overrides), ("--name", name), ("--against", against)):
+                if given:
+                    raise ConfigError(
+                        "changes one row, and no --row names it", field=option, fix="Add --row ROW"
+                    )
+        else:
+            for option, given in (("--bless", bless), ("--replay", replay)):
+                if given:
+                    raise ConfigError(
+                        "works on the whole suite", field=option, fix="Drop --row, or drop " + option
+                    )
+            order = [r.name for r in loaded.rows]
+            loaded = loaded.one_row(row, parse_overrides(overrides or []), name)
+            check_against(target, against, save_results)
         if replay:
             _replay(loaded, target, runner.stores_root(store))
             return
@@ -119,6 +158,23 @@ def ablate_command(
     typer.echo(table(result))
     if summary:
         typer.echo(summary)
+    if row is not None:
+        if save_results:
+            made, vectors = loaded.rows[0].name, "vector" in loaded.rows[0].config.retrievers
+            new = made != row or bool(overrides)  # a row the suite file does not define
+            command = [
+                "clear-rag", "ablate", suite, "--row", row,
+                *(part for pair in overrides or [] for part in ("--set", pair)),
+                *(["--golden", str(golden)] if golden is not None else []),
+                *(["--embedder", embedder] if vectors else []),
+                *(["--reranker", reranker] if reranker is not None else []),
+                *(["--name", made] if made != row else []),
+                *(["--against", against] if against is not None else []),
+                "--save-results",
+            ]  # fmt: skip
+            save_row(target, result, command if new else None, against, order)
+            typer.echo(f"row {made!r} merged into {target}")
+        return
     for path, wanted in ((target, save_results), (BASELINE_FAKE, bless)):
         if wanted:
             write_result(path, result)
@@ -253,23 +309,21 @@ def beir_command(
         Path, typer.Argument(help="A BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/).")
     ],
     config: Annotated[Path | None, typer.Option("--config", help="Pipeline settings file.")] = None,
-    overrides: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a setting: key=value (repeatable).")
-    ] = None,
+    overrides: SetOption = None,
     name: Annotated[str | None, typer.Option(help="Row name in the results file.")] = None,
-    against: Annotated[
-        str | None,
-        typer.Option(
-            help="With --save-results: compare the row with this row of the file, not the one before it."
-        ),
-    ] = None,
+    against: AgainstOption = None,
     split: Annotated[str, typer.Option(help="Which qrels split to evaluate.")] = "test",
     store: StoreOption = Path(DEFAULT_STORE),
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     reranker: RerankerOption = None,
     timeout: TimeoutOption = None,
     save_results: Annotated[
-        bool, typer.Option("--save-results", help="Merge the row into results/beir-<dataset>.json.")
+        bool,
+        typer.Option(
+            "--save-results",
+            help="Merge the row into results/beir-<dataset>.json (beir-<dataset>-<split>.json for "
+            "another split).",
+        ),
     ] = False,
     results_dir: ResultsDirOption = Path("results"),
 ) -> None:
@@ -282,8 +336,6 @@ def beir_command(
     from clear_rag.eval.suite import Row, Suite
     from clear_rag.eval.suite import merge as merge_settings
     from clear_rag.providers.select import make_embedder
-    from clear_rag.results.document import merge
-    from clear_rag.results.files import read_result, write_result
 
     try:
         base = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
@@ -299,8 +351,10 @@ def beir_command(
             settings = settings.replace(rerank=True, reranker=reranker)
         dataset = beir.load(path, split=split)
         row_name = name or default_name(settings)
+        # another split is another question set: its rows go to a file of their own, never among the
+        # test split's
         suite = Suite(
-            f"beir-{dataset.name.removeprefix('beir-')}",
+            f"beir-{dataset.name.removeprefix('beir-')}" + (f"-{split}" if split != "test" else ""),
             path,
             (Row(row_name, settings),),
             row_name,
@@ -310,15 +364,7 @@ def beir_command(
             metrics=("doc ndcg@10", "doc recall@100", "doc mrr@10"),
         )
         target = results_dir / f"{suite.name}.json"
-        existing = read_result(target) if save_results and target.exists() else None
-        names = [r["name"] for r in (existing or {}).get("rows", [])]
-        if against is not None and against not in names:  # said before the run, not after it
-            raise ConfigError(
-                f"is not a row of {target}" + ("" if save_results else " (it needs --save-results)"),
-                field="--against",
-                value=against,
-                fix=f"Name one of its rows: {', '.join(names) or '(it has none yet)'}",
-            )
+        check_against(target, against, save_results)
         model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
         result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
         if save_results:
@@ -332,16 +378,52 @@ def beir_command(
                 "--name", row_name, *(["--against", against] if against is not None else []),
                 "--save-results",
             ]  # fmt: skip
-            result["row_commands"] = {row_name: shlex.join(command)}
-            if against is not None:
-                result["rows"][0]["against"] = against
-            # read again: another run may have merged a row while this one ran
-            write_result(target, merge(read_result(target), result) if target.exists() else result)
+            save_row(target, result, command, against)
     except ClearRagError as err:
         raise fail(err) from None
     typer.echo(table(result))
     if save_results:
         typer.echo(f"row {row_name!r} written to {target}")
+
+
+def check_against(target: Path, against: str | None, save_results: bool) -> None:
+    """Fail before anything runs if ``--against`` names no row of ``target`` (or comes without
+    ``--save-results``, which it needs)."""
+    from clear_rag.results.files import read_result
+
+    if against is None:
+        return
+    existing = read_result(target) if save_results and target.exists() else None
+    names = [r["name"] for r in (existing or {}).get("rows", [])]
+    if against not in names:
+        raise ConfigError(
+            f"is not a row of {target}" + ("" if save_results else " (it needs --save-results)"),
+            field="--against",
+            value=against,
+            fix=f"Name one of its rows: {', '.join(names) or '(it has none yet)'}",
+        )
+
+
+def save_row(
+    target: Path,
+    result: dict[str, Any],
+    command: list[str] | None,
+    against: str | None,
+    order: Sequence[str] = (),
+) -> None:
+    """Merge the one row of ``result`` into ``target``: compared with ``against`` if given, and with
+    ``command``, the command that made it, recorded for the reproduce page (a row the suite file
+    does not define has no other); the rows of the suite file stand in its ``order``, first."""
+    from clear_rag.results.document import merge
+    from clear_rag.results.files import read_result, write_result
+
+    (made,) = result["rows"]
+    if command is not None:
+        result["row_commands"] = {made["name"]: shlex.join(command)}
+    if against is not None:
+        made["against"] = against
+    # read again: another run may have merged a row while this one ran
+    write_result(target, merge(read_result(target), result, order) if target.exists() else result)
 
 
 def default_name(settings: PipelineConfig) -> str:

@@ -95,6 +95,32 @@ class Suite:
         )
         return replace(self, rows=rows)
 
+    def one_row(self, row: str, changes: Mapping[str, Any], name: str | None = None) -> Suite:
+        """The suite with ``row`` alone, its settings changed by ``changes`` (merged as a row's ``set``
+        is) and named ``name`` if given: ``clear-rag ablate SUITE --row ROW``."""
+        found = {r.name: r for r in self.rows}
+        if row not in found:
+            raise ConfigError(
+                f"is not a row of the suite {self.name!r}",
+                path=str(self.path),
+                field="--row",
+                value=row,
+                fix=f"Name one of its rows: {', '.join(found)}",
+            )
+        if name is not None and name != row and name in found:
+            raise ConfigError(
+                "is the name of another row of the suite, which this row would take the place of",
+                path=str(self.path),
+                field="--name",
+                value=name,
+                fix="Choose a name the suite does not use",
+            )
+        config = found[row].config
+        if changes:
+            config = PipelineConfig.from_mapping(merge(config.to_dict(), changes), source="--set")
+        made = Row(name or row, config)
+        return replace(self, rows=(made,), baseline=made.name)
+
     def check_data(self) -> None:
         """Fail, naming the suite key, if the corpus, golden file or BEIR folder is not there, or the
         golden file is not a well-formed golden set.

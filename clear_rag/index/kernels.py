@@ -179,6 +179,26 @@ def _ranks_below(score: float, rank: int, other_score: float, other_rank: int) -
     return score < other_score or (score == other_score and rank > other_rank)
 
 
+@_inlined
+def _sift_down(scores: FloatArray, id_rank: IntArray, heap: IntArray, size: int, row: int) -> None:
+    """Put ``row`` at the root of ``heap[:size]`` (the worst kept at the root) and sift it down."""
+    score, rank = scores[row], id_rank[row]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _ranks_below(
+            scores[heap[child + 1]], id_rank[heap[child + 1]], scores[heap[child]], id_rank[heap[child]]
+        ):
+            child += 1
+        if not _ranks_below(scores[heap[child]], id_rank[heap[child]], score, rank):
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = row
+
+
 @_compiled
 def _best_k(scores: FloatArray, rows: IntArray, n: int, k: int, id_rank: IntArray, out_rows: IntArray) -> int:
     """The best ``min(k, n)`` of ``rows[:n]`` by score, then id, written to ``out_rows`` best first."""
@@ -197,41 +217,13 @@ def _best_k(scores: FloatArray, rows: IntArray, n: int, k: int, id_rank: IntArra
                     break
                 out_rows[i] = out_rows[parent]
                 i = parent
+            out_rows[i] = row
         else:  # replace the root and sift down
-            i = 0
-            while True:
-                child = 2 * i + 1
-                if child >= k:
-                    break
-                if child + 1 < k and _ranks_below(
-                    scores[out_rows[child + 1]], id_rank[out_rows[child + 1]],
-                    scores[out_rows[child]], id_rank[out_rows[child]],
-                ):  # fmt: skip
-                    child += 1
-                if not _ranks_below(scores[out_rows[child]], id_rank[out_rows[child]], score, rank):
-                    break
-                out_rows[i] = out_rows[child]
-                i = child
-        out_rows[i] = row
+            _sift_down(scores, id_rank, out_rows, k, row)
     for x in range(size - 1, 0, -1):  # heap sort: move the worst to the end, x times
-        worst, last = out_rows[0], out_rows[x]
-        out_rows[x] = worst
-        score, rank = scores[last], id_rank[last]
-        i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= x:
-                break
-            if child + 1 < x and _ranks_below(
-                scores[out_rows[child + 1]], id_rank[out_rows[child + 1]],
-                scores[out_rows[child]], id_rank[out_rows[child]],
-            ):  # fmt: skip
-                child += 1
-            if not _ranks_below(scores[out_rows[child]], id_rank[out_rows[child]], score, rank):
-                break
-            out_rows[i] = out_rows[child]
-            i = child
-        out_rows[i] = last
+        last = out_rows[x]
+        out_rows[x] = out_rows[0]
+        _sift_down(scores, id_rank, out_rows, x, last)
     return size
 
 

@@ -455,12 +455,17 @@ def _scale(doc: dict[str, Any], name: str) -> str:
                 times(methods["faiss IndexFlatIP"]["clear_rag_over_peer_qps"]),
             ]
         )
+    memory_rows = [
+        [number(point["chunks"]), *(number(point["keyword"]["engines"][e]["rss_peak_mb"]) for e in engines)]
+        for point in doc["points"]
+    ]
     ingest_rows = [
         [
             number(p["ingest"]["chunks"]),
             number(p["ingest"]["ingest_s"]),
             number(p["ingest"]["index_s"]),
             number(p["ingest"]["total_s"]),
+            number(p["ingest"]["rss_growth_mb"]),
         ]
         for p in doc["points"]
         if "ingest" in p
@@ -479,13 +484,13 @@ def _scale(doc: dict[str, Any], name: str) -> str:
             ],
             dense_rows,
         ),
+        "**BM25 build memory: the building process's resident peak over its start, MB**",
+        markdown_table(["chunks", *(f"{e} MB" for e in engines)], memory_rows),
     ]
     if ingest_rows:
         parts += [
-            f"**Ingest**: {doc['ingest']}",
-            # Not its memory: until bench.growth reset the child's peak, it read the parent's
-            # (getrusage's maximum survives exec), so the files written before then hold 0 there.
-            markdown_table(["chunks", "ingest s", "index s", "total s"], ingest_rows),
+            f"**Ingest**: {doc['ingest']}; memory is the resident peak's growth over the process's start, MB",
+            markdown_table(["chunks", "ingest s", "index s", "total s", "memory MB"], ingest_rows),
         ]
     return "\n\n".join(parts)
 
@@ -501,13 +506,18 @@ def scale_curves(doc: dict[str, Any], name: str) -> tuple[str, list[Any], str] |
     def keyword(engine: str, field: str) -> tuple[str, list[tuple[float, float]]]:
         return line(engine, lambda p: p["keyword"]["engines"][engine][field])
 
+    def ingest(field: str) -> tuple[str, list[tuple[float, float]]]:
+        """The real ingest path, at the chunk counts it ran at (``--ingest-chunks``)."""
+        points = [p["ingest"] for p in doc["points"] if "ingest" in p]
+        return "clear-rag ingest", [(float(p["chunks"]), float(p[field])) for p in points]
+
     def curves() -> list[Any]:
         engines: list[str] = doc["engines"]
         return [
             (
-                "BM25 build",
+                "BM25 build; the whole ingest",
                 "seconds",
-                [keyword(e, "build_s") for e in engines],
+                [*(keyword(e, "build_s") for e in engines), ingest("total_s")],
             ),
             (
                 "BM25 queries",
@@ -522,9 +532,15 @@ def scale_curves(doc: dict[str, Any], name: str) -> tuple[str, list[Any], str] |
                     line("faiss flat", lambda p: p["dense"]["engines"]["faiss IndexFlatIP"]["queries_per_s"]),
                 ],
             ),
+            (
+                "memory",
+                "MB: BM25 build peak, ingest peak growth",
+                [*(keyword(e, "rss_peak_mb") for e in engines), ingest("rss_growth_mb")],
+            ),
         ]
 
-    return "The cost of growth: BM25 and exact dense search from 10k chunks up", _read(curves, name), "chunks"
+    title = "The cost of growth: ingest, BM25 and exact dense search from 10k chunks up"
+    return title, _read(curves, name), "chunks"
 
 
 # -- the approximate-index experiment (bench/ann.py) ---------------------------------------------

@@ -22,11 +22,13 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 
 ``render_page`` refills every block; ``check_page`` says, by file and line, which block differs from
 what its result file renders to (a hand edit, or a newer result file), which plot file no longer
-matches it, and which number in the prose matches no result.
+matches it, and which number in the prose matches no result (or not the result files its paragraph
+names, ``unmatched_numbers``).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -44,6 +46,9 @@ BLOCK = re.compile(
 )
 PLOTS = Path("site") / "plots"
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\w|\.\d)")
+RATIO = re.compile(r"(?<![\w.])\d+\.\d{2}(?=[x×](?!\w))")  # 2.13x, 2.13×
+RESULT_PATH = re.compile(r"(?<![\w./-])results/(?P<name>[\w./-]+?)\.json(?![\w-])")
+PARAGRAPH = re.compile(r"\n\s*\n|\n *(?:[-*+]|\d+\.) ")  # a blank line, or a list item's start
 
 
 @dataclass(frozen=True)
@@ -234,7 +239,7 @@ class Problem:
 
 
 def check_page(
-    text: str, page: Path, results: Results, known: set[str] | None = None, root: Path = Path(".")
+    text: str, page: Path, results: Results, known: ResultNumbers | None = None, root: Path = Path(".")
 ) -> list[Problem]:
     """Every way ``page`` has drifted from its results: a block that renders differently, a plot file
     whose bytes are not what its result file renders to, and a number in prose that no result holds."""
@@ -266,41 +271,77 @@ def check_page(
                     )
                 )
     known = known if known is not None else result_numbers(results)
-    for line, number in unmatched_numbers(text, known):
-        problems.append(
-            Problem(page, line, f"the number {number} matches no value in the result files: quote results")
-        )
+    for line, number, named in unmatched_numbers(text, known):
+        if not named:
+            message = f"the number {number} matches no value in the result files: quote results"
+        else:
+            files = ", ".join(f"results/{name}.json" for name in named)
+            missing = [name for name in named if name not in known.by_file]
+            held = f" ({', '.join(f'results/{n}.json' for n in missing)} does not exist)" if missing else ""
+            message = (
+                f"the number {number} is not in {files}, which its paragraph names{held}: quote that "
+                "file, or name the file the number comes from"
+            )
+        problems.append(Problem(page, line, message))
     return problems
 
 
-def result_numbers(results: Results) -> set[str]:
-    """Every number in every result file, written at each precision from 3 to 6 decimals."""
-    found: set[str] = set()
+@dataclass(frozen=True)
+class ResultNumbers:
+    """Every number of every result file, by the file's name (``bench/pdf`` is ``results/bench/pdf.json``),
+    each written at every precision prose may quote it at (2 to 6 decimals)."""
 
-    def walk(value: Any) -> None:
+    by_file: dict[str, frozenset[str]]
+
+    def anywhere(self) -> frozenset[str]:
+        return frozenset().union(*self.by_file.values())
+
+
+def result_numbers(results: Results) -> ResultNumbers:
+    """The numbers of every result file in ``results``' folders (the first folder holding a name wins)."""
+
+    def walk(value: Any, found: set[str]) -> None:
         if isinstance(value, dict):
             for item in value.values():
-                walk(item)
+                walk(item, found)
         elif isinstance(value, list):
             for item in value:
-                walk(item)
+                walk(item, found)
         elif isinstance(value, float | int) and not isinstance(value, bool):
-            found.update(f"{abs(value):.{digits}f}" for digits in range(3, 7))
+            found.update(f"{abs(value):.{digits}f}" for digits in range(2, 7))
 
+    by_file: dict[str, frozenset[str]] = {}
     for folder in results.folders:
         for path in sorted(folder.rglob("*.json")):
-            walk(json.loads(path.read_text(encoding="utf-8")))
-    return found
+            name = path.relative_to(folder).with_suffix("").as_posix()
+            if name not in by_file:
+                found: set[str] = set()
+                walk(json.loads(path.read_text(encoding="utf-8")), found)
+                by_file[name] = frozenset(found)
+    return ResultNumbers(by_file)
 
 
-def unmatched_numbers(text: str, known: set[str]) -> list[tuple[int, str]]:
-    """(line, number) of each number with three or more decimals in prose (outside blocks and fenced
-    code) that no result holds."""
+def unmatched_numbers(text: str, known: ResultNumbers) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line, number, the result files its paragraph names) of each number in prose (outside blocks and
+    fenced code) that its sources do not hold: a number with three or more decimals, or a ratio with
+    two (``2.13x``).
+
+    A paragraph (or list item) that names result files (``results/bench/pdf.json``) is held to them:
+    its numbers must be in one of them, so that a figure cannot pass by equalling a value in some
+    unrelated file. A paragraph that names none is held to all of them.
+    """
     hidden = re.compile(r"```.*?```", re.S)
     spans = [(m.start(), m.end()) for pattern in (BLOCK, hidden) for m in pattern.finditer(text)]
+    starts = [0, *(m.start() for m in PARAGRAPH.finditer(text)), len(text)]
+    anywhere = known.anywhere()
     found = []
-    for m in NUMBER.finditer(text):
-        if any(start <= m.start() < end for start, end in spans) or m.group() in known:
+    for m in sorted([*NUMBER.finditer(text), *RATIO.finditer(text)], key=lambda m: m.start()):
+        if any(start <= m.start() < end for start, end in spans):
             continue
-        found.append((text.count("\n", 0, m.start()) + 1, m.group()))
+        after = bisect.bisect_right(starts, m.start())
+        paragraph = text[starts[after - 1] : starts[after]]
+        named = tuple(dict.fromkeys(p.group("name") for p in RESULT_PATH.finditer(paragraph)))
+        sources = [known.by_file.get(name, frozenset()) for name in named] if named else [anywhere]
+        if not any(m.group() in numbers for numbers in sources):
+            found.append((text.count("\n", 0, m.start()) + 1, m.group(), named))
     return found

@@ -6,7 +6,8 @@ now on). Otherwise it derives the command from what the file says of itself:
 - a suite file ``results/<suite>.json``: ``clear-rag ablate <suite> --save-results``, with
   ``--embedder``, ``--chat`` and ``--reranker`` naming the models its rows record (the environment
   variables those options read must not pick others), followed (``&&``) by the command of each row
-  that ``clear-rag beir --save-results`` merged into it, which the file records (``row_commands``);
+  that ``clear-rag beir --save-results`` or ``clear-rag ablate --row --save-results`` merged into it,
+  which the file records (``row_commands``);
   ``results/baseline-fake.json`` is the same run
   on the fakes with ``--bless``;
 - a suite's chat generations ``results/generations/<suite>.json``: the run that writes that suite;
@@ -111,7 +112,7 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
 
     suite = str(doc["suite"])
     own = doc.get("row_commands", {})
-    # each row merged by its own command (`clear-rag beir --save-results`), in the order the rows stand
+    # each row merged by its own command (`clear-rag beir` or `ablate --row`), in the order the rows stand
     merged = [own[row["name"]] for row in doc.get("rows", []) if row["name"] in own]
     if merged and len(merged) == len(doc.get("rows", [])):
         return " && ".join(merged)

@@ -388,9 +388,14 @@ def _curves_figure(title: str, panels: list[Panel], xlabel: str, source: str) ->
     handles: list[Artist] = [
         Line2D([], [], color=colour[n], marker="o", markersize=4, label=n) for n in names
     ]
-    figure = _figure(8, title, source, handles)
-    grid = figure.subplots(1, len(panels), squeeze=False)[0]
-    for axes, (panel, ylabel, lines) in zip(grid, panels, strict=True):
+    # Up to three panels side by side; more go on two rows, so that none is narrower than a third.
+    columns = len(panels) if len(panels) <= 3 else math.ceil(len(panels) / 2)
+    rows = math.ceil(len(panels) / columns)
+    figure = _figure(8 * rows, title, source, handles)
+    grid = list(figure.subplots(rows, columns, squeeze=False).flat)
+    for spare in grid[len(panels) :]:
+        spare.set_visible(False)
+    for axes, (panel, ylabel, lines) in zip(grid, panels, strict=False):
         for name, points in lines:
             xs, ys = zip(*sorted(points), strict=True)
             axes.plot(xs, ys, color=colour[name], marker="o", markersize=4, linewidth=1.4)

@@ -100,9 +100,10 @@ def result_document(
     }
 
 
-def merge(existing: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+def merge(existing: Mapping[str, Any], new: Mapping[str, Any], order: Sequence[str] = ()) -> dict[str, Any]:
     """``existing`` with the rows of ``new`` put in: a row of the same name replaced where it stood,
-    others appended; comparisons recomputed over the merged rows (``clear-rag beir --save-results``)."""
+    others appended; then the rows ``order`` names (a suite file's, in its order) first, the rest as
+    they stand; comparisons recomputed over the merged rows (``clear-rag beir``, ``ablate --row``)."""
     rows = [dict(row) for row in existing["rows"]]
     names = [row["name"] for row in rows]
     for row in new["rows"]:
@@ -111,6 +112,9 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]
         else:
             rows.append(dict(row))
             names.append(row["name"])
+    place = {name: n for n, name in enumerate(order)}
+    rows.sort(key=lambda row: place.get(row["name"], len(place)))  # stable: the rest keep their order
+    names = [row["name"] for row in rows]
     metric_names = list(existing["metric_names"]) + [
         n for n in new["metric_names"] if n not in existing["metric_names"]
     ]

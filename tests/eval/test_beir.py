@@ -110,6 +110,18 @@ def test_a_merged_row_is_compared_with_the_row_it_names(tmp_path: Path) -> None:
     assert missing.exit_code != 0 and "--against" in missing.output and "no such row" in missing.output
 
 
+def test_another_split_is_saved_apart_from_the_test_split(tmp_path: Path) -> None:
+    folder, results = _dataset(tmp_path / "toy"), tmp_path / "results"
+    (folder / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td3\t1\n", encoding="utf-8")
+    common = ["beir", str(folder), "--set", 'retrievers=["keyword"]', "--store", str(tmp_path / "s")]
+    for split in ("test", "train"):
+        ran = runner.invoke(app, [*common, "--split", split, "--save-results", "--results-dir", str(results)])
+        assert ran.exit_code == 0, ran.output
+    test, train = (json.loads((results / f"beir-toy{s}.json").read_text()) for s in ("", "-train"))
+    assert [len(d["rows"][0]["questions"]) for d in (test, train)] == [2, 1]
+    assert "--split train" in train["row_commands"][train["rows"][0]["name"]]
+
+
 def test_a_folder_that_is_not_a_beir_dataset_says_so(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     with pytest.raises(InputError, match=r"notes: is not a BEIR dataset folder \(it has no corpus.jsonl"):

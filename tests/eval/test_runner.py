@@ -4,6 +4,7 @@ a rerank row, generations from the cache, and the same trace as `clear-rag ask` 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,54 @@ def test_generations_are_cached_beside_the_result_and_regenerate_reports_changes
     assert regenerated.exit_code == 0, regenerated.output
     assert "6 regenerated: 0 changed" in regenerated.output
     assert "toy-expand: 2 of 2 rows reproduce results/toy-expand.json" in regenerated.output
+
+
+def test_one_row_runs_alone_and_merges_into_the_suite_file(project: Path) -> None:
+    """``--row`` re-runs a row of the suite into its result file; with --set and --name it makes a new
+    row compared with the one --against names, whose recorded command makes it again."""
+    runner = CliRunner()
+    ran = runner.invoke(app, ["ablate", "toy.yaml", "--embedder", "hash", "--save-results"])
+    assert ran.exit_code == 0, ran.output
+    before = json.loads((project / "results" / "toy.json").read_text())
+    by_name = {r["name"]: r for r in before["rows"]}
+    alone = ["ablate", "toy.yaml", "--row", "bm25", "--embedder", "hash", "--save-results"]
+    again = runner.invoke(app, alone)
+    assert again.exit_code == 0, again.output
+    after = json.loads((project / "results" / "toy.json").read_text())
+    assert [r["name"] for r in after["rows"]] == [r["name"] for r in before["rows"]]
+    assert {r["name"]: r["metrics"] for r in after["rows"]} == {n: r["metrics"] for n, r in by_name.items()}
+    assert "row_commands" not in after  # a suite row is made again by the suite's own command
+
+    args = ["ablate", "toy.yaml", "--row", "hybrid minmax", "--set", "stem=true", "--embedder", "hash"]
+    made = runner.invoke(app, [*args, "--name", "hybrid minmax, stemmed", "--against", "hybrid minmax",
+                               "--save-results"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    merged = json.loads((project / "results" / "toy.json").read_text())
+    rows = {r["name"]: r for r in merged["rows"]}
+    assert list(rows)[-1] == "hybrid minmax, stemmed" and rows["hybrid minmax, stemmed"]["config"]["stem"]
+    # a suite row missing from the file goes back to its place in the suite, not to the end
+    merged["rows"] = [r for r in merged["rows"] if r["name"] != "bm25"]
+    (project / "results" / "toy.json").write_text(json.dumps(merged), encoding="utf-8")
+    back = runner.invoke(app, alone)
+    assert back.exit_code == 0, back.output
+    restored = json.loads((project / "results" / "toy.json").read_text())
+    assert [r["name"] for r in restored["rows"]] == list(rows)
+    assert rows["hybrid minmax, stemmed"]["comparisons"]["previous"]["ndcg@10"]["against"] == "hybrid minmax"
+    command = merged["row_commands"]["hybrid minmax, stemmed"]
+    assert shlex.split(command)[:5] == ["clear-rag", "ablate", "toy.yaml", "--row", "hybrid minmax"]
+    (project / "again").mkdir()
+    (project / "again" / "toy.json").write_text(json.dumps(before), encoding="utf-8")
+    rerun = runner.invoke(app, [*shlex.split(command)[1:], "--results-dir", "again"])
+    assert rerun.exit_code == 0, rerun.output
+    remade = {r["name"]: r for r in json.loads((project / "again" / "toy.json").read_text())["rows"]}
+    assert remade["hybrid minmax, stemmed"]["metrics"] == rows["hybrid minmax, stemmed"]["metrics"]
+
+    for wrong, said in (
+        (["--row", "no such row"], "Name one of its rows: dense, bm25"),
+        (["--row", "bm25", "--name", "dense"], "is the name of another row of the suite"),
+        (["--set", "stem=true"], "changes one row, and no --row names it"),
+        (["--row", "bm25", "--bless"], "works on the whole suite"),
+        (["--row", "bm25", "--against", "gone", "--save-results"], "is not a row of results/toy.json"),
+    ):
+        failed = runner.invoke(app, ["ablate", "toy.yaml", "--embedder", "hash", *wrong])
+        assert failed.exit_code != 0 and said in failed.output, (wrong, failed.output)

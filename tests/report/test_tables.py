@@ -78,11 +78,38 @@ def test_numbers_in_prose_must_come_from_results(results: Path) -> None:
 
     known = result_numbers(Results.at(results))
     assert unmatched_numbers(PAGE, known) == []
-    assert unmatched_numbers(PAGE.replace("0.7500", "0.7512"), known) == [(3, "0.7512")]
+    assert unmatched_numbers(PAGE.replace("0.7500", "0.7512"), known) == [(3, "0.7512", ())]
     assert unmatched_numbers("A version 4.2.1 and 12.5% are not results.", known) == []
     orphan = check_page(render(PAGE, results).replace("0.7500.", "0.7512."), HERE, Results.at(results))
     assert [str(p) for p in orphan] == [
         "page.md:3: the number 0.7512 matches no value in the result files: quote results"
+    ]
+
+
+def test_a_paragraph_that_names_a_result_file_is_held_to_it(results: Path) -> None:
+    """0.7500 is in toy.json but not in other.json: quoted beside other.json alone it fails, though some
+    result holds it; each paragraph and list item is held to the files it names, and only to those."""
+    from clear_rag.report.blocks import result_numbers
+
+    (results / "bench").mkdir()
+    (results / "bench" / "other.json").write_text(json.dumps({"ratio": 2.1349, "x": 0.9}), encoding="utf-8")
+    known = result_numbers(Results.at(results))
+    assert unmatched_numbers("Scores 0.7500 (`results/toy.json`).", known) == []
+    assert unmatched_numbers("Scores 0.7500 (`results/bench/other.json`).", known) == [
+        (1, "0.7500", ("bench/other",))
+    ]
+    assert unmatched_numbers("Scores 0.7500 (results/toy.json, results/bench/other.json).", known) == []
+    items = "- scores 0.7500 (`results/toy.json`);\n- runs 2.13\u00d7 faster (`results/bench/other.json`)."
+    assert unmatched_numbers(items, known) == []
+    swapped = "- scores 0.7500 (`results/bench/other.json`);\n- runs 2.13x faster (`results/toy.json`)."
+    assert unmatched_numbers(swapped, known) == [(1, "0.7500", ("bench/other",)), (2, "2.13", ("toy",))]
+    # A ratio is checked at two decimals; a path under another folder (.clear-rag/results/) names nothing.
+    assert unmatched_numbers("runs 2.14x faster", known) == [(1, "2.14", ())]
+    assert unmatched_numbers("0.7500 in `.clear-rag/results/bench/other.json`", known) == []
+    problems = check_page("Scores 0.7500 (`results/gone.json`).\n", HERE, Results.at(results))
+    assert [p.message for p in problems] == [
+        "the number 0.7500 is not in results/gone.json, which its paragraph names (results/gone.json "
+        "does not exist): quote that file, or name the file the number comes from"
     ]
 
 
