@@ -122,17 +122,17 @@ def ablate_command(
             loaded = loaded.with_reranker(reranker)
         target = results_dir / f"{loaded.name}.json"
         if row is None:
-            for option, given in (("--set", overrides), ("--name", name), ("--against", against)):
-                if given:
-                    raise ConfigError(
-                        "changes one row, and no --row names it", field=option, fix="Add --row ROW"
-                    )
+            given = [o for o, v in (("--set", overrides), ("--name", name), ("--against", against)) if v]
+            if given:
+                raise ConfigError(
+                    "changes one row, and no --row names it", field=given[0], fix="Add --row ROW"
+                )
         else:
-            for option, given in (("--bless", bless), ("--replay", replay)):
-                if given:
-                    raise ConfigError(
-                        "works on the whole suite", field=option, fix="Drop --row, or drop " + option
-                    )
+            whole = [o for o, v in (("--bless", bless), ("--replay", replay)) if v]
+            if whole:
+                raise ConfigError(
+                    "works on the whole suite", field=whole[0], fix=f"Drop --row, or drop {whole[0]}"
+                )
             order = [r.name for r in loaded.rows]
             loaded = loaded.one_row(row, parse_overrides(overrides or []), name)
             check_against(target, against, save_results)

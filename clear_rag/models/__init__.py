@@ -44,14 +44,20 @@ def version(found: dict[str, Any]) -> str:
 
 
 def shipped_reranker(name: str, *, batch_size: int = 16, threads: int = 0) -> Any:
-    """The shipped cross-encoder ``name``, loaded by ``OnnxCrossEncoder``; pairs are cut to the length it
-    was trained at (``training.max_tokens`` in its manifest)."""
+    """The shipped cross-encoder ``name`` (``trained_reranker`` on its folder)."""
+    return trained_reranker(model_folder(name), name, batch_size=batch_size, threads=threads)
+
+
+def trained_reranker(folder: Path, name: str | None = None, *, batch_size: int = 16, threads: int = 0) -> Any:
+    """A cross-encoder trained here, shipped or written by ``clear-rag train reranker --out FOLDER``, loaded
+    by ``OnnxCrossEncoder``: its version from its manifest, and pairs cut to the length it was trained
+    at (``training.max_tokens``), not the 512 tokens the loader allows a pulled model."""
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 
-    found = manifest(name)
+    found: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     return OnnxCrossEncoder(
-        model_folder(name),
-        name=name,
+        folder,
+        name=name or folder.name,
         version=version(found),
         max_tokens=int(found["inputs"]["training"]["max_tokens"]),
         batch_size=batch_size,

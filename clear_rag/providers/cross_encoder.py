@@ -98,6 +98,7 @@ class OnnxCrossEncoder:
             model_path, tokenizer_path = find_model_files(model)
         self.name, self.version = name, version
         self.model_path, self.tokenizer_path = model_path, tokenizer_path
+        self.max_tokens = max_tokens
         self._batch_size = batch_size
         self._tokenizer = _load_tokenizer(tokenizer_path, max_tokens)
         self._session = _load_session(model_path, threads)

@@ -163,6 +163,9 @@ def make_reranker(name: str) -> Reranker:
         return reranker
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 
+    if (Path(name) / models.MANIFEST).is_file():  # a folder `clear-rag train reranker --out` wrote
+        trained: Reranker = models.trained_reranker(Path(name))
+        return trained
     if Path(name).is_dir():
         return OnnxCrossEncoder(Path(name), name=Path(name).name, version="local")
     from clear_rag.providers.hub import locate, pulled_version

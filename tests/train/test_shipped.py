@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from clear_rag import models
 from clear_rag.hashing import file_sha256
+from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 from clear_rag.providers.select import EMBEDDERS, RERANKERS, make_embedder, make_reranker
 from clear_rag.train import build
 from clear_rag.train import manifest as mf
@@ -58,6 +61,18 @@ def test_the_shipped_reranker_loads_by_name_and_ranks_the_relevant_abstract_firs
     logits = reranker.score(CLAIM, [UNRELATED, RELEVANT])
     assert logits.shape == (2,) and np.isfinite(logits).all()
     assert logits[1] > logits[0]
+
+
+def test_a_trained_folder_given_as_a_path_loads_as_trained(tmp_path: Path) -> None:
+    """A folder `clear-rag train reranker --out` wrote is read with its manifest: the version it records
+    and the length it was trained at, as the shipped one is by name."""
+    copy = tmp_path / "my-reranker"
+    shutil.copytree(models.FOLDER / build.RERANKER, copy)
+    reranker = make_reranker(str(copy))
+    found = models.manifest(build.RERANKER)
+    assert isinstance(reranker, OnnxCrossEncoder)
+    assert (reranker.name, reranker.version) == ("my-reranker", models.version(found))
+    assert reranker.max_tokens == found["inputs"]["training"]["max_tokens"]
 
 
 @pytest.mark.slow
