@@ -128,7 +128,9 @@ def ablate_command(
                     "changes one row, and no --row names it", field=given[0], fix="Add --row ROW"
                 )
         else:
-            whole = [o for o, v in (("--bless", bless), ("--replay", replay)) if v]
+            whole = [
+                o for o, v in (("--bless", bless), ("--replay", replay), ("--regenerate", regenerate)) if v
+            ]
             if whole:
                 raise ConfigError(
                     "works on the whole suite", field=whole[0], fix=f"Drop --row, or drop {whole[0]}"

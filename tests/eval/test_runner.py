@@ -287,6 +287,7 @@ def test_one_row_runs_alone_and_merges_into_the_suite_file(project: Path) -> Non
         (["--row", "bm25", "--name", "dense"], "is the name of another row of the suite"),
         (["--set", "stem=true"], "changes one row, and no --row names it"),
         (["--row", "bm25", "--bless"], "works on the whole suite"),
+        (["--row", "bm25", "--regenerate"], "--regenerate: works on the whole suite"),
         (["--row", "bm25", "--against", "gone", "--save-results"], "is not a row of results/toy.json"),
     ):
         failed = runner.invoke(app, ["ablate", "toy.yaml", "--embedder", "hash", *wrong])
