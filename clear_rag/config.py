@@ -38,6 +38,8 @@ from clear_rag.errors import ConfigError, did_you_mean
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
+# replace: the shortlist in the reranker's order; rrf: its ranks fused with the first stage's (k = rrf_k)
+RerankFusion = Literal["replace", "rrf"]
 VectorIndexName = Literal["exact", "hnsw", "ivf"]  # exact: clear_rag.index.vectors; else clear_rag.index.ann
 Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
 ChunkerName = Literal["fixed", "structural", "semantic", "whole"]
@@ -61,6 +63,8 @@ EXPECTED: dict[str, str] = {
     "expand": "an integer from 0 (off) to 8 phrasings",
     "hyde": "true or false",
     "shortlist": "an integer of at least 1 (candidates the reranker re-scores)",
+    "rerank_fusion": f"one of {list(get_args(RerankFusion))} (the reranker's order, or its ranks fused with "
+    "the first stage's by RRF)",
     "top_k": "an integer of at least 1 (candidates handed to context assembly)",
     "budget_tokens": "an integer of at least 1",
     "vector_index": f"one of {list(get_args(VectorIndexName))} (hnsw and ivf need the ann extra: "
@@ -153,6 +157,7 @@ class PipelineConfig(_Settings):
     expand: Int = Field(0, ge=0, le=8)  # other phrasings the chat model writes (multi-query); 0 = off
     hyde: Bool = False  # also search with a hypothetical answer passage, embedded as a document
     shortlist: Int = Field(50, ge=1)
+    rerank_fusion: RerankFusion = "replace"
     top_k: Int = Field(10, ge=1)
     budget_tokens: Int = Field(1500, ge=1)
     # exact search unless a config asks for faiss's HNSW or IVF-flat (an experiment: bench/ann.py)

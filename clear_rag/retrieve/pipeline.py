@@ -95,7 +95,12 @@ class Pipeline:
         if config.rerank:
             if reranker is None:
                 raise _missing("rerank", True, "a reranker model")
-            self._rerank = RerankStage(reranker, self.chunk_text, shortlist=config.shortlist)
+            self._rerank = RerankStage(
+                reranker,
+                self.chunk_text,
+                shortlist=config.shortlist,
+                rrf_k=config.rrf_k if config.rerank_fusion == "rrf" else None,
+            )
         models = {
             "embedder": describe(embedder) if embedder is not None and vectors is not None else "",
             "reranker": describe(reranker) if reranker is not None and config.rerank else "",
@@ -149,7 +154,11 @@ class Pipeline:
                     "input": source,
                     "shortlist": config.shortlist,
                     "model": self.models.get("reranker", ""),
-                    "display": "sigmoid",  # logits are unbounded: shown through 1 / (1 + e^-x)
+                    **(
+                        {"fusion": "rrf", "rrf_k": config.rrf_k}
+                        if config.rerank_fusion == "rrf"
+                        else {"display": "sigmoid"}  # logits are unbounded: shown through 1 / (1 + e^-x)
+                    ),
                 },
             )
             stages.append(current)

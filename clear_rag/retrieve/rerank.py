@@ -4,6 +4,11 @@ A cross-encoder is far more accurate than the first stages and far slower, so it
 first ``shortlist`` candidates. Candidates beyond the shortlist are dropped, not appended below the
 reranked ones: their fusion scores are on another scale than logits and cannot be interleaved
 honestly. The trace keeps the stage before, so nothing dropped here is lost to the reader.
+
+The shortlist is put in the reranker's order (``rerank_fusion = "replace"``), or in the order of
+``1 / (k + first-stage rank) + 1 / (k + reranker rank)`` (``"rrf"``): the two rankings fused as the
+retrievers' are, with nothing to tune but ``k``, so a reranker that knows less than the first stage
+on some questions cannot undo all of it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ def sigmoid(logit: float) -> float:
     return e / (1.0 + e)
 
 
+RERANKER = "cross-encoder"  # the source name of the reranker's own rank and logit under rrf
+
+
 class RerankStage:
     """Re-scores the first ``shortlist`` candidates with ``reranker.score``; score = logit.
 
@@ -40,6 +48,10 @@ class RerankStage:
     the logit owes nothing to the scores before it, so nothing is recorded as added. (The
     predecessor kept every earlier contribution beside the logit, as if they had summed into it.)
     Which searches found a candidate is read from the trace's first stages (``trace.found_by``).
+
+    With ``rrf_k`` the score is ``1 / (rrf_k + input rank) + 1 / (rrf_k + reranker rank)``, ties in
+    the reranker's order, and the sources hold both terms: the input's, and the reranker's under
+    ``RERANKER`` with its logit.
     """
 
     def __init__(
@@ -48,6 +60,7 @@ class RerankStage:
         chunk_text: Callable[[str], str] | Mapping[str, str],
         shortlist: int = 50,
         name: str = "rerank",
+        rrf_k: int | None = None,
     ) -> None:
         if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
             raise ValueError(
@@ -57,8 +70,11 @@ class RerankStage:
             raise ValueError("RerankStage name='' is empty; name the stage, e.g. 'rerank'")
         self.reranker = reranker
         self._text = chunk_text.__getitem__ if isinstance(chunk_text, Mapping) else chunk_text
+        if rrf_k is not None and (isinstance(rrf_k, bool) or rrf_k < 1):
+            raise ValueError(f"RerankStage rrf_k={rrf_k!r} is invalid; use a positive k such as 60")
         self.shortlist = shortlist
         self.name = name
+        self.rrf_k = rrf_k
 
     def __call__(self, query: str, candidates: list[Candidate], *, source: str = "input") -> list[Candidate]:
         """``candidates`` in their input order; ``source`` names the stage they come from."""
@@ -72,7 +88,7 @@ class RerankStage:
                 f"(finite: {bool(np.isfinite(logits).all())}) for {len(head)} passages",
                 fix="Check the reranker model; it must return one finite logit per passage",
             )
-        return rank_order(
+        reranked = rank_order(
             dataclasses.replace(
                 c,
                 score=float(logit),
@@ -80,3 +96,17 @@ class RerankStage:
             )
             for rank, (c, logit) in enumerate(zip(head, logits.tolist(), strict=True), start=1)
         )
+        k = self.rrf_k
+        if k is None:
+            return reranked
+        fused = []
+        for rank, c in enumerate(reranked, start=1):
+            first = c.sources[source]
+            sources = {
+                source: dataclasses.replace(first, contribution=1.0 / (k + first.rank)),
+                RERANKER: Contribution(rank=rank, score=c.score, contribution=1.0 / (k + rank)),
+            }
+            score = sum(term.contribution for term in sources.values())
+            fused.append(dataclasses.replace(c, score=score, sources=sources))
+        # a tie (ranks 1 and 2 against 2 and 1) goes to the reranker's order, not to the chunk id
+        return sorted(fused, key=lambda c: (-c.score, c.sources[RERANKER].rank))

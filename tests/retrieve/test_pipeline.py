@@ -72,6 +72,22 @@ def test_rerank_records_the_logit_and_the_input_rank_only(toy_store: Store) -> N
     assert retrieval.ranked == rerank.candidates
 
 
+def test_rerank_fused_by_rrf_keeps_both_ranks_and_the_logit(toy_store: Store) -> None:
+    """rerank_fusion = "rrf": the same shortlist, each candidate scored by its two RRF terms, the
+    reranker's with its logit; its scores are shown as they are, not through a sigmoid."""
+    plain = _retrieve(toy_store, "tyre pressure psi", rerank=True, shortlist=3).stages[3]
+    fused = _retrieve(toy_store, "tyre pressure psi", rerank=True, shortlist=3, rerank_fusion="rrf").stages[3]
+    assert fused.detail["fusion"] == "rrf" and fused.detail["rrf_k"] == 60 and "display" not in fused.detail
+    assert {c.chunk_id for c in fused.candidates} == {c.chunk_id for c in plain.candidates}
+    logit = {c.chunk_id: (n, c.score) for n, c in enumerate(plain.candidates, start=1)}
+    for cand in fused.candidates:
+        assert set(cand.sources) == {"fusion", "cross-encoder"}
+        assert (cand.sources["cross-encoder"].rank, cand.sources["cross-encoder"].score) == logit[
+            cand.chunk_id
+        ]
+        assert cand.score == pytest.approx(sum(1 / (60 + s.rank) for s in cand.sources.values()))
+
+
 def test_single_retriever_has_no_fusion_stage(toy_store: Store) -> None:
     pipeline = toy_pipeline(toy_store, retrievers=("keyword",))
     retrieval = pipeline.retrieve("chain")

@@ -105,3 +105,43 @@ def test_sigmoid_does_not_overflow_for_large_logits() -> None:
 
 def test_fixture_documents_are_what_the_chunks_slice() -> None:
     assert "".join(chunk_text(f"chains#000{i}") for i in (0, 1)) == DOCS["chains"]
+
+
+def _shortlist(n: int) -> list[Candidate]:
+    return [Candidate(f"doc{i:02d}#0000", f"doc{i:02d}", 0, 10, 1.0 - i / 100) for i in range(n)]
+
+
+@pytest.mark.parametrize("k", [1, 60])
+def test_rerank_fused_by_rrf_keeps_what_both_rankings_agree_on(k: int) -> None:
+    """Under rrf the shortlist is ordered by 1/(k + first-stage rank) + 1/(k + reranker rank): a reranker
+    that agrees with the first stage leaves the order as it was; one that reverses it ties each candidate
+    with its mirror (ranks 1 and 6 against 6 and 1), which the reranker's order breaks, the pairs
+    furthest from the middle first (1/x is convex); each candidate's two terms sum to its score."""
+    head = _shortlist(6)
+    chunk_ids = [c.chunk_id for c in head]
+    texts = dict.fromkeys(chunk_ids, "t")
+    agree = RerankStage(CountingReranker([6, 5, 4, 3, 2, 1]), texts, rrf_k=k)
+    assert [c.chunk_id for c in agree(QUERY, head, source="fusion")] == chunk_ids
+    reverse = RerankStage(CountingReranker([1, 2, 3, 4, 5, 6]), texts, rrf_k=k)
+    got = reverse(QUERY, head, source="fusion")
+    assert [c.chunk_id for c in got] == [chunk_ids[i] for i in (5, 0, 4, 1, 3, 2)]
+    for c in got:
+        first, second = c.sources["fusion"], c.sources["cross-encoder"]
+        assert first.rank == chunk_ids.index(c.chunk_id) + 1 and second.rank == 7 - first.rank
+        assert second.score == first.rank  # the logit, kept beside its rank
+        assert c.score == pytest.approx(1 / (k + first.rank) + 1 / (k + second.rank))
+        assert first.contribution + second.contribution == pytest.approx(c.score)
+
+
+def test_rerank_fused_by_rrf_moves_a_candidate_both_rankings_favour() -> None:
+    """First for the reranker and third in the first stage beats second in both (1/x is convex), and
+    both beat first in one ranking and last in the other."""
+    head = _shortlist(4)
+    logits = [0.0, 2.0, 9.0, 1.0]  # reranker order: doc02, doc01, doc03, doc00
+    stage = RerankStage(CountingReranker(logits), dict.fromkeys([c.chunk_id for c in head], "t"), rrf_k=60)
+    got = stage(QUERY, head, source="fusion")
+    # sums: doc00 1/61 + 1/64, doc01 1/62 + 1/62, doc02 1/63 + 1/61, doc03 1/64 + 1/63
+    assert [c.chunk_id for c in got] == ["doc02#0000", "doc01#0000", "doc00#0000", "doc03#0000"]
+    assert (got[0].sources["cross-encoder"].rank, got[0].sources["cross-encoder"].score) == (1, 9.0)
+    with pytest.raises(ValueError, match="rrf_k=0 is invalid"):
+        RerankStage(CountingReranker(), chunk_text, rrf_k=0)
