@@ -77,7 +77,7 @@ def test_rerank_fused_by_rrf_keeps_both_ranks_and_the_logit(toy_store: Store) ->
     reranker's with its logit; its scores are shown as they are, not through a sigmoid."""
     plain = _retrieve(toy_store, "tyre pressure psi", rerank=True, shortlist=3).stages[3]
     fused = _retrieve(toy_store, "tyre pressure psi", rerank=True, shortlist=3, rerank_fusion="rrf").stages[3]
-    assert fused.detail["fusion"] == "rrf" and fused.detail["rrf_k"] == 60 and "display" not in fused.detail
+    assert (fused.detail["method"], fused.detail["k"]) == ("rrf", 60) and "display" not in fused.detail
     assert {c.chunk_id for c in fused.candidates} == {c.chunk_id for c in plain.candidates}
     logit = {c.chunk_id: (n, c.score) for n, c in enumerate(plain.candidates, start=1)}
     for cand in fused.candidates:

@@ -166,6 +166,30 @@ def test_the_rank_flow_is_drawn_before_the_first_token(
     page.locator("#rankflow").screenshot(path=str(shots / "rankflow.png"))
 
 
+def test_a_rerank_fused_by_rrf_shows_both_terms_in_the_inspector(
+    page: Any, served: tuple[str, Store, SlowEcho]
+) -> None:
+    """With rerank_fusion = "rrf" the inspector explains a reranked candidate's score as the fusion
+    stage's is: the first stage's term and the cross-encoder's, each as 1/(60 + rank), summed."""
+    _, store, _ = served
+    models = Models(HashEmbedder(dim=64), SlowEcho(), lambda name: LexicalReranker())
+    with serving(create_app(store, page_config().replace(rerank_fusion="rrf"), models)) as base:
+        page.goto(base)
+        ask(page, "tyre pressure for road bikes")
+        stages = {
+            e["data"]["name"]: e["data"]
+            for e in trace_of_latest(page, base)["events"]
+            if e["event"] == "stage"
+        }
+        top = stages["rerank"]["candidates"][0]
+        page.click(f"#rankflow g.column[data-stage='rerank'] [data-chunk-id='{top['chunk_id']}']")
+        terms = page.locator("#inspector .terms[data-stage='rerank']")
+        for source in ("fusion", "cross-encoder"):
+            term = terms.locator(f"li[data-source='{source}'] [data-field='term']")
+            sync_api.expect(term).to_contain_text(f"1/(60 + {top['sources'][source]['rank']})")
+        sync_api.expect(page.locator("#inspector")).to_contain_text("RRF, k=60: sum of terms")
+
+
 def test_a_candidate_opens_in_the_inspector_with_its_rank_under_each_search(
     page: Any, served: tuple[str, Store, SlowEcho], shots: Path
 ) -> None:
