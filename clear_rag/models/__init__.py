@@ -34,7 +34,12 @@ def model_folder(name: str) -> Path:
 
 
 def manifest(name: str) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads((model_folder(name) / MANIFEST).read_text(encoding="utf-8"))
+    return read_manifest(model_folder(name))
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The ``training.json`` of a model folder, shipped or written by ``clear-rag train --out``."""
+    found: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     return found
 
 
@@ -54,7 +59,7 @@ def trained_reranker(folder: Path, name: str | None = None, *, batch_size: int =
     at (``training.max_tokens``), not the 512 tokens the loader allows a pulled model."""
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 
-    found: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    found = read_manifest(folder)
     return OnnxCrossEncoder(
         folder,
         name=name or folder.name,

@@ -292,9 +292,7 @@ class ResultNumbers:
     each written at every precision prose may quote it at (2 to 6 decimals)."""
 
     by_file: dict[str, frozenset[str]]
-
-    def anywhere(self) -> frozenset[str]:
-        return frozenset().union(*self.by_file.values())
+    anywhere: frozenset[str]  # the union of them all, what a paragraph that names no file is held to
 
 
 def result_numbers(results: Results) -> ResultNumbers:
@@ -318,7 +316,7 @@ def result_numbers(results: Results) -> ResultNumbers:
                 found: set[str] = set()
                 walk(json.loads(path.read_text(encoding="utf-8")), found)
                 by_file[name] = frozenset(found)
-    return ResultNumbers(by_file)
+    return ResultNumbers(by_file, frozenset().union(*by_file.values()))
 
 
 def unmatched_numbers(text: str, known: ResultNumbers) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -333,7 +331,6 @@ def unmatched_numbers(text: str, known: ResultNumbers) -> list[tuple[int, str, t
     hidden = re.compile(r"```.*?```", re.S)
     spans = [(m.start(), m.end()) for pattern in (BLOCK, hidden) for m in pattern.finditer(text)]
     starts = [0, *(m.start() for m in PARAGRAPH.finditer(text)), len(text)]
-    anywhere = known.anywhere()
     found = []
     for m in sorted([*NUMBER.finditer(text), *RATIO.finditer(text)], key=lambda m: m.start()):
         if any(start <= m.start() < end for start, end in spans):
@@ -341,7 +338,7 @@ def unmatched_numbers(text: str, known: ResultNumbers) -> list[tuple[int, str, t
         after = bisect.bisect_right(starts, m.start())
         paragraph = text[starts[after - 1] : starts[after]]
         named = tuple(dict.fromkeys(p.group("name") for p in RESULT_PATH.finditer(paragraph)))
-        sources = [known.by_file.get(name, frozenset()) for name in named] if named else [anywhere]
+        sources = [known.by_file.get(name, frozenset()) for name in named] if named else [known.anywhere]
         if not any(m.group() in numbers for numbers in sources):
             found.append((text.count("\n", 0, m.start()) + 1, m.group(), named))
     return found

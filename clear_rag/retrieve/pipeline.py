@@ -154,12 +154,7 @@ class Pipeline:
                     "input": source,
                     "shortlist": config.shortlist,
                     "model": self.models.get("reranker", ""),
-                    # the fusion stage's own keys, so that the page explains the sum the same way
-                    **(
-                        {"method": "rrf", "k": config.rrf_k}
-                        if config.rerank_fusion == "rrf"
-                        else {"display": "sigmoid"}  # logits are unbounded: shown through 1 / (1 + e^-x)
-                    ),
+                    **rerank.detail(),
                 },
             )
             stages.append(current)

@@ -21,6 +21,7 @@ import numpy as np
 
 from clear_rag.errors import ModelError
 from clear_rag.providers.base import Reranker, describe
+from clear_rag.retrieve.fusion import rrf_contribution
 from clear_rag.retrieve.stages import rank_order
 from clear_rag.types import Candidate, Contribution
 
@@ -76,6 +77,12 @@ class RerankStage:
         self.name = name
         self.rrf_k = rrf_k
 
+    def detail(self) -> dict[str, object]:
+        """How the page shows this stage's scores: fused, with the fusion stage's own keys (``method``,
+        ``k``), so that it explains the sum as it does fusion's; else logits, through a sigmoid, since
+        they are unbounded."""
+        return {"display": "sigmoid"} if self.rrf_k is None else {"method": "rrf", "k": self.rrf_k}
+
     def __call__(self, query: str, candidates: list[Candidate], *, source: str = "input") -> list[Candidate]:
         """``candidates`` in their input order; ``source`` names the stage they come from."""
         head = candidates[: self.shortlist]
@@ -103,8 +110,8 @@ class RerankStage:
         for rank, c in enumerate(reranked, start=1):
             first = c.sources[source]
             sources = {
-                source: dataclasses.replace(first, contribution=1.0 / (k + first.rank)),
-                RERANKER: Contribution(rank=rank, score=c.score, contribution=1.0 / (k + rank)),
+                source: dataclasses.replace(first, contribution=rrf_contribution(first.rank, k)),
+                RERANKER: Contribution(rank=rank, score=c.score, contribution=rrf_contribution(rank, k)),
             }
             score = sum(term.contribution for term in sources.values())
             fused.append(dataclasses.replace(c, score=score, sources=sources))
