@@ -44,12 +44,12 @@ def source_assets(layout: Layout) -> list[SourceAsset | AssetsDefinition]:
         partitions_def=layout.rows,
         group_name=GROUP,
         automation_condition=OBSERVE,
-        description=f"Rows of {layout.suite.path}; data version per row = its config hash.",
+        description=f"Rows of {layout.suite.path}; data version per row = its config hash (and chat model).",
     )
     def suite_rows() -> DataVersionsByPartition:
         # Rows added since the definitions loaded have no partition yet; they appear on reload.
         return DataVersionsByPartition(
-            {r.name: r.config.hash() for r in layout.current().rows if r.name in names}
+            {r.name: r.version() for r in layout.current().rows if r.name in names}
         )
 
     @observable_source_asset(
@@ -60,7 +60,7 @@ def source_assets(layout: Layout) -> list[SourceAsset | AssetsDefinition]:
     )
     def suite() -> ObserveResult:
         suite = layout.current()
-        order = [f"{r.name}={r.config.hash()}" for r in suite.rows]
+        order = [f"{r.name}={r.version()}" for r in suite.rows]
         return ObserveResult(
             data_version=DataVersion(digest(suite.baseline, *order)),
             metadata={"rows": len(order), "baseline": suite.baseline},

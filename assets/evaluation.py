@@ -80,7 +80,8 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
         model = embedder.get() if "vector" in row.config.retrievers else None
         chat_model = None
         if suite.needs_chat(row):
-            chat_model = cached_chat(chat.get(), suite, Path(paths.results_dir))
+            # a row may answer with a chat model of its own (``chat:`` in the suite)
+            chat_model = cached_chat(chat.get(row.chat), suite, Path(paths.results_dir))
         started = time.perf_counter()
         with Store(store_dir(suite, row.config.chunking, Path(paths.store_root))) as opened:
             labels = suite_labels(suite, opened)

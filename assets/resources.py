@@ -41,6 +41,13 @@ def reranker_for(embedder: str) -> str:
     return "lexical" if embedder == "hash" else ""
 
 
+def support_for(embedder: str) -> str:
+    """The support check's model that goes with an embedder: the fake with the fake, else the config's."""
+    from clear_rag.config import PipelineConfig
+
+    return "lexical" if embedder == "hash" else PipelineConfig().support_model
+
+
 def chat_for(embedder: str) -> str:
     """The chat model that goes with an embedder when none is named: the fake with the fake."""
     return "echo" if embedder == "hash" else DEFAULT_CHAT
@@ -73,8 +80,9 @@ class ChatResource(ConfigurableResource):  # type: ignore[type-arg]
 
     name: str = DEFAULT_CHAT
 
-    def get(self) -> ChatModel:
-        return _chat(self.name)
+    def get(self, name: str | None = None) -> ChatModel:
+        """The chat model ``name`` (a suite row's own), or this resource's."""
+        return _chat(name or self.name)
 
 
 class PathsResource(ConfigurableResource):  # type: ignore[type-arg]

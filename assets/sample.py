@@ -27,17 +27,18 @@ from dagster import (
 
 from assets.corpus import file_version
 from assets.layout import AUTOMATION, CODE_VERSION, OBSERVE, digest
-from assets.resources import ChatResource, EmbedderResource
+from assets.resources import ChatResource, EmbedderResource, support_for
 from assets.stores import store_version
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import InputError
 from clear_rag.generate.planner import Planner
+from clear_rag.generate.support import judge, support_checker
 from clear_rag.ingest import discover, ingest
 from clear_rag.providers.base import describe
 from clear_rag.session import open_pipeline, sync_indexes
 from clear_rag.store.sqlite import Store
-from clear_rag.trace import render, render_citations
+from clear_rag.trace import render, render_citations, render_support
 
 GROUP = "sample"
 CORPUS = AssetKey(["sample", "corpus"])
@@ -110,15 +111,19 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
         key=ANSWER,
         deps=[STORE],
         # The question and the chat model decide the answer as much as the store does.
-        code_version=digest(CODE_VERSION, "sample-answer", sample.question, sample.embedder, sample.chat),
+        code_version=digest(
+            CODE_VERSION, "sample-answer", sample.question, sample.embedder, sample.chat, "support-1"
+        ),
         automation_condition=AUTOMATION,
         group_name=GROUP,
         description=f"{sample.question!r} answered from the store, its trace stored for replay.",
     )
     def answer(embedder: EmbedderResource, chat: ChatResource) -> MaterializeResult:  # type: ignore[type-arg]
         with Store(sample.store) as opened:
-            pipeline = open_pipeline(opened, PipelineConfig(), embedder=embedder.get())
-            trace = Planner(pipeline, chat.get()).run(sample.question)
+            config = PipelineConfig(support_model=support_for(sample.embedder))
+            pipeline = open_pipeline(opened, config, embedder=embedder.get())
+            checker = support_checker(config.support_model)
+            trace = Planner(pipeline, chat.get(), support=checker).run(sample.question)
             opened.save_trace(trace, config_hash=pipeline.config.hash())
             cited = render_citations(trace, opened.document_text)
         return MaterializeResult(
@@ -128,6 +133,7 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
                 "question": sample.question,
                 "answer": MetadataValue.md(f"{trace.answer}\n\n```\n{cited}\n```"),
                 "citations": len(trace.citations),
+                "support": trace.support.line if trace.support is not None else "",
                 "models": MetadataValue.json(dict(trace.models)),
             },
         )
@@ -146,11 +152,18 @@ def print_answer(sample: Sample, instance: DagsterInstance, *, top: int = 3) -> 
         trace = opened.load_trace(trace_id)
         shown = render(trace, top=top, text=lambda c: opened.document_text(c.doc_id)[c.start : c.end])
         cited = render_citations(trace, opened.document_text)
+        checked = (
+            render_support(judge(trace.support, trace.answer), opened.document_text)
+            if trace.support is not None
+            else "support: not checked"
+        )
     return "\n".join(
         [
             shown,
             "",
             cited,
+            "",
+            checked,
             "",
             f"(stored trace {trace.id}; `clear-rag replay {trace.id}` prints it again without a model)",
         ]

@@ -79,6 +79,8 @@ EXPECTED: dict[str, str] = {
     "chunking.chunker": f"one of {list(get_args(ChunkerName))}",
     "chunking.size": "an integer of at least 1 (tokens)",
     "chunking.overlap": "an integer of at least 0 and below the size, or nothing for the chunker's default",
+    "support_model": "a reranker name that checks what supports the answer: scifact-minilm-l6 (shipped, "
+    "calibrated), ms-marco-minilm-l6, a folder, or lexical (the fake)",
     "answer_deadline_s": "a number of seconds above 0 (how long one chat reply may take in all)",
     "max_answer_chars": "an integer of at least 1 (characters one chat reply may hold)",
 }
@@ -167,6 +169,9 @@ class PipelineConfig(_Settings):
     idf: Idf = "lucene"
     stem: Bool = False
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    # The cross-encoder the support check reads each answer sentence against the context with
+    # (clear_rag.generate.support); the shipped one carries a calibration fitted on SciFact.
+    support_model: Text = "scifact-minilm-l6"
     # Bounds on every chat reply (the answer, a rewrite, phrasings, a HyDE passage), enforced by the
     # planner for every chat model; a reply that passes one ends in a ModelError naming it. Neither
     # shortens a normal answer. 300 s: a 7B model on a laptop CPU (about 5 tokens/s) reads 1,500
@@ -186,6 +191,8 @@ class PipelineConfig(_Settings):
                 raise ValueError(f"weights.{name}|weighs a retriever that is not in use")
         if not self.reranker:
             raise ValueError("reranker|is empty")
+        if not self.support_model:
+            raise ValueError("support_model|is empty")
         return self
 
     def to_dict(self) -> dict[str, Any]:

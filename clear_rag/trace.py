@@ -12,7 +12,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from clear_rag.types import Candidate, Citation, Contribution, Message, StageResult, Trace
+from clear_rag.types import (
+    Candidate,
+    Citation,
+    ContextPassage,
+    Contribution,
+    Evidence,
+    Message,
+    SentenceSupport,
+    StageResult,
+    Support,
+    Trace,
+)
 
 
 def to_dict(trace: Trace) -> dict[str, Any]:
@@ -69,6 +80,41 @@ def from_dict(data: Mapping[str, Any]) -> Trace:
         created_at=data.get("created_at", ""),
         steps=data.get("steps", {}),
         messages=tuple(Message(m["role"], m["content"]) for m in data.get("messages", ())),
+        passages=tuple(
+            ContextPassage(**{**p, "chunk_ids": tuple(p["chunk_ids"])}) for p in data.get("passages", ())
+        ),
+        support=support_from_dict(data["support"]) if data.get("support") else None,
+    )
+
+
+def support_from_dict(data: Mapping[str, Any]) -> Support:
+    """A support record (``Trace.support``, the ``support`` event) from plain data."""
+
+    def evidence(items: Sequence[Mapping[str, Any]]) -> tuple[Evidence, ...]:
+        return tuple(Evidence(**{**e, "missing": tuple(e.get("missing", ()))}) for e in items)
+
+    sentences = tuple(
+        SentenceSupport(
+            s["start"],
+            s["end"],
+            s["text"],
+            tuple(s["cited"]),
+            evidence(s["evidence"]),
+            s["kind"],
+            s["verdict"],
+        )
+        for s in data.get("sentences", ())
+    )
+    return Support(
+        answers=evidence(data.get("answers", ())),
+        outside=evidence(data.get("outside", ())),
+        weak=bool(data.get("weak", False)),
+        weak_reason=str(data.get("weak_reason", "")),
+        sentences=sentences,
+        line=str(data.get("line", "")),
+        reason=str(data.get("reason", "")),
+        model=str(data.get("model", "")),
+        calibration=dict(data.get("calibration", {})),
     )
 
 
@@ -177,6 +223,31 @@ def render_query(steps: Mapping[str, Any], phrasings: Sequence[str]) -> list[str
     if isinstance(hypothetical, str) and hypothetical:
         lines.append(f"  also searched with a hypothetical answer: {_preview(hypothetical, 120)}")
     return lines
+
+
+def render_support(
+    support: Support, document_text: Callable[[str], str] | None = None, *, width: int = 110
+) -> str:
+    """The support check as lines: the weak-retrieval warning, each answer sentence with its verdict
+    and the words that support it (``document_text`` gives them; without it the spans are shown), and
+    the answer's one line. Shared by ``ask`` and ``replay``."""
+    lines = [f"support (checked by {support.model}):"]
+    if support.weak:
+        lines.append(f"  ! retrieval looks weak: {support.weak_reason}")
+    for n, sentence in enumerate(support.sentences, start=1):
+        lines.append(f"  {n}. {_preview(sentence.text, width)}  -> {sentence.verdict}")
+        backing = sorted((e for e in sentence.evidence if e.supports), key=lambda e: -e.probability)[:1]
+        for e in backing:
+            words = f"{e.doc_id} [{e.start}, {e.end})"
+            if document_text is not None:
+                try:
+                    words = _preview(document_text(e.doc_id)[e.start : e.end], width)
+                except KeyError:
+                    words += " (document no longer in the store)"
+            lines.append(f"       [{e.number}] {words}  (p {e.probability:.2f})")
+    if support.line:
+        lines.append(f"answer: {support.line.upper()}: {support.reason}")
+    return "\n".join(lines)
 
 
 def render_citations(trace: Trace, document_text: Callable[[str], str], *, width: int = 160) -> str:

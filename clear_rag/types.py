@@ -169,6 +169,94 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextPassage:
+    """One passage of the context as the model saw it: ``number`` is its ``[n]``, the span is the
+    document's, and ``chunk_ids`` are the packed chunks it joins (the text is ``document.text[start:end]``,
+    and the trace's ``context`` holds it under its number)."""
+
+    number: int
+    doc_id: str
+    start: int
+    end: int
+    chunk_ids: tuple[str, ...]
+    token_count: int
+
+    def __post_init__(self) -> None:
+        _check_span(f"ContextPassage [{self.number}]", self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The best window (one sentence, or two adjacent ones) of one passage for one text: an answer
+    sentence, or the question. ``number`` is the passage's ``[n]`` in the context, 0 for a candidate a
+    stage ranked that was not packed (``found`` then says which stage ranked it where, as
+    ``"keyword #12"``). The span is the window's, in the document's canonical text. ``logit`` is the
+    support model's, ``coverage`` the lexical measure, ``missing`` the numbers of the text the window
+    does not hold, ``probability`` the calibrated chance that the window supports the text, and
+    ``supports`` the decision (``clear_rag.generate.support`` says how each is computed)."""
+
+    number: int
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    logit: float
+    coverage: float
+    probability: float
+    supports: bool
+    missing: tuple[str, ...] = ()
+    found: str = ""
+
+    def __post_init__(self) -> None:
+        _check_span(f"Evidence [{self.number}]", self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceSupport:
+    """One sentence of the answer: its span in the answer, the passage numbers it cites, the best
+    window of each passage that was scored against it, and its verdict (``kind`` one of
+    ``SUPPORT_KINDS``; ``verdict`` the same in words, such as ``cited [1] but supported by [2]``)."""
+
+    start: int
+    end: int
+    text: str
+    cited: tuple[int, ...]
+    evidence: tuple[Evidence, ...]
+    kind: str
+    verdict: str
+
+
+# The kinds of sentence verdict, in words: supported by a passage it cites (or, citing nothing, by
+# some passage), cited one passage but supported by another, cited a passage that does not support
+# it, supported by no passage; and a sentence with no claim to check (no content word).
+SUPPORT_KINDS = ("supported", "miscited", "cited, unsupported", "unsupported", "no claim")
+# The answer's one line, in the mission's words; "" for a question asked without an answer.
+ANSWER_LINES = ("supported", "the model ignored it", "retrieval missed it", "refused")
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """What supports the answer, checked against the context the model was given.
+
+    ``answers`` holds, per packed passage, its best window for the question; ``outside`` the same for
+    the top candidates of every stage that were not packed. ``weak`` says whether retrieval looks weak
+    (no packed passage looks like it answers the question) and ``weak_reason`` why. ``sentences`` are
+    the answer's, ``line`` one of ``ANSWER_LINES`` and ``reason`` the sentence behind it. ``model`` and
+    ``calibration`` name the support model and where its decision boundary comes from.
+    """
+
+    answers: tuple[Evidence, ...] = ()
+    outside: tuple[Evidence, ...] = ()
+    weak: bool = False
+    weak_reason: str = ""
+    sentences: tuple[SentenceSupport, ...] = ()
+    line: str = ""
+    reason: str = ""
+    model: str = ""
+    calibration: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Trace:
     """Everything one question went through: a returned value, stored and replayable offline."""
 
@@ -187,3 +275,7 @@ class Trace:
     steps: Mapping[str, Any] = field(default_factory=dict)
     # the exact messages the answer prompt holds, built from ``context`` (sent only when generating)
     messages: tuple[Message, ...] = ()
+    # the context's passages under the numbers the model saw them by
+    passages: tuple[ContextPassage, ...] = ()
+    # what supports each sentence of the answer, and the answer's one line (None: not checked)
+    support: Support | None = None

@@ -21,6 +21,13 @@ from clear_rag.tokens import RegexTokenizer
 from tests.toy import CORPUS
 
 
+@pytest.fixture(autouse=True)
+def fake_support(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command a test runs checks answers with the lexical fake, as tests run every other model
+    on a fake; a test of the shipped support model names it (``--support scifact-minilm-l6``)."""
+    monkeypatch.setenv("CLEAR_RAG_SUPPORT", "lexical")
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """Three documents in three formats under ``tmp_path / "docs"``."""

@@ -22,6 +22,7 @@ from clear_rag.cli.app import (
     EmbedderOption,
     RerankerOption,
     StoreOption,
+    SupportOption,
     TimeoutOption,
     app,
     close_provider,
@@ -66,6 +67,7 @@ def ablate_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: SuiteChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,
+    support: SupportOption = None,
     timeout: TimeoutOption = None,
     golden: Annotated[
         Path | None,
@@ -120,6 +122,8 @@ def ablate_command(
         loaded.check_data()
         if reranker is not None:
             loaded = loaded.with_reranker(reranker)
+        if support is not None and loaded.generate:  # only a suite that answers checks its answers
+            loaded = loaded.with_support(support)
         target = results_dir / f"{loaded.name}.json"
         if row is None:
             given = [o for o, v in (("--set", overrides), ("--name", name), ("--against", against)) if v]
@@ -170,6 +174,7 @@ def ablate_command(
                 *(["--golden", str(golden)] if golden is not None else []),
                 *(["--embedder", embedder] if vectors else []),
                 *(["--reranker", reranker] if reranker is not None else []),
+                *(["--support", support] if support is not None and loaded.generate else []),
                 *(["--name", made] if made != row else []),
                 *(["--against", against] if against is not None else []),
                 "--save-results",
@@ -207,15 +212,33 @@ def _run(
     if any(suite.needs_chat(row) for row in suite.rows):
         model_chat = make_chat(chat, timeout=timeout)
         chat_model = runner.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
+    opened: dict[str, Any] = {}
+
+    def own(name: str) -> Any:
+        """A row's own chat model (``chat:`` in the suite), through the same generation cache."""
+        if name not in opened:
+            built = make_chat(name, timeout=timeout)
+            cache = chat_model.cache if chat_model is not None else None
+            opened[name] = runner.cached_chat(built, suite, results_dir, regenerate=regenerate, cache=cache)
+        return opened[name]
+
     try:
         result = runner.run_suite(
-            suite, embedder=model, chat=chat_model, root=runner.stores_root(store), show_progress=True
+            suite,
+            embedder=model,
+            chat=chat_model,
+            root=runner.stores_root(store),
+            show_progress=True,
+            chats=own,
         )
     finally:
-        if chat_model is not None:
-            chat_model.cache.save()
-            close_provider(chat_model)
-    return result, (f"generations: {chat_model.summary()} ({chat_model.cache.path})" if chat_model else "")
+        for each in [*([chat_model] if chat_model is not None else []), *opened.values()]:
+            each.cache.save()
+            close_provider(each)
+    used = [c for c in [chat_model, *opened.values()] if c is not None]
+    summaries = [c.summary() if len(used) == 1 else f"{c.name}: {c.summary()}" for c in used]
+    where = chat_model or next(iter(opened.values()), None)
+    return result, (f"generations: {'; '.join(summaries)} ({where.cache.path})" if where is not None else "")
 
 
 def _replay(suite: Suite, target: Path, root: Path) -> None:

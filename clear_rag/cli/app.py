@@ -96,6 +96,16 @@ RerankerOption = Annotated[
     ),
 ]
 
+SupportOption = Annotated[
+    str | None,
+    typer.Option(
+        "--support",
+        envvar="CLEAR_RAG_SUPPORT",
+        help=f"Check what supports each answer sentence with this cross-encoder: {', '.join(RERANKERS)} "
+        "(default: the config's support_model, scifact-minilm-l6; lexical is the fake).",
+    ),
+]
+
 
 def fail(err: ClearRagError) -> typer.Exit:
     """Print a project error as one line and return the exit to raise."""

@@ -16,6 +16,7 @@ from clear_rag.cli.app import (
     EmbedderOption,
     RerankerOption,
     StoreOption,
+    SupportOption,
     TimeoutOption,
     app,
     close_provider,
@@ -26,7 +27,15 @@ from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
-from clear_rag.trace import StageRenderer, render, render_citations, render_query, stage_from_dict
+from clear_rag.trace import (
+    StageRenderer,
+    render,
+    render_citations,
+    render_query,
+    render_support,
+    stage_from_dict,
+    support_from_dict,
+)
 from clear_rag.types import Candidate, Trace
 
 if TYPE_CHECKING:
@@ -37,9 +46,12 @@ INCOMPLETE = "(answer incomplete: it was stopped by the error below, and no trac
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
 
 
-def run_config(store: Store, config: Path | None, reranker: str | None) -> PipelineConfig:
+def run_config(
+    store: Store, config: Path | None, reranker: str | None, support: str | None = None
+) -> PipelineConfig:
     """The config of a question over ``store``: the file's settings (or the defaults), with the
-    store's own chunking where the file names none, and ``--reranker`` turning reranking on."""
+    store's own chunking where the file names none, ``--reranker`` turning reranking on and
+    ``--support`` naming the support check's model."""
     from clear_rag.session import store_chunking
 
     settings = PipelineConfig.from_file(config) if config is not None else PipelineConfig()
@@ -47,6 +59,8 @@ def run_config(store: Store, config: Path | None, reranker: str | None) -> Pipel
         settings = settings.replace(chunking=store_chunking(store))
     if reranker is not None:
         settings = settings.replace(rerank=True, reranker=reranker)
+    if support is not None:
+        settings = settings.replace(support_model=support)
     return settings
 
 
@@ -58,6 +72,7 @@ def ask_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,
+    support: SupportOption = None,
     timeout: TimeoutOption = None,
     no_generate: Annotated[
         bool,
@@ -78,6 +93,7 @@ def ask_command(
     is said to be incomplete, and no trace is stored for it.
     """
     from clear_rag.generate.planner import Planner
+    from clear_rag.generate.support import support_checker
     from clear_rag.providers.select import make_chat, make_embedder, server_timeout
     from clear_rag.session import open_pipeline
 
@@ -86,13 +102,17 @@ def ask_command(
     try:
         seconds = server_timeout(timeout)  # checked even when no model behind a server is used
         with open_existing(store) as opened:
-            settings = run_config(opened, config, reranker)
+            settings = run_config(opened, config, reranker, support)
             model = make_embedder(embedder, timeout=seconds) if "vector" in settings.retrievers else None
             pipeline = open_pipeline(opened, settings, embedder=model)
             if not no_generate or settings.needs_chat():
                 chat_model = make_chat(chat, timeout=seconds)
             printer = _Printer(question, pipeline.chunk_text, show_stages=stages or no_generate, top=top)
-            trace = Planner(pipeline, chat_model).run(question, generate=not no_generate, on_event=printer)
+            checker = support_checker(settings.support_model)
+            printer.document_text = opened.document_text
+            trace = Planner(pipeline, chat_model, support=checker).run(
+                question, generate=not no_generate, on_event=printer
+            )
             stored = not opened.read_only
             if stored:
                 opened.save_trace(trace, config_hash=settings.hash())
@@ -128,6 +148,7 @@ class _Printer:
         self.show_stages = show_stages
         self.stage = StageRenderer(top=top, text=lambda c: chunk_text(c.chunk_id))
         self.answering = False
+        self.document_text: Callable[[str], str] | None = None
 
     def __call__(self, event: Event) -> None:
         data = event.data
@@ -145,8 +166,14 @@ class _Printer:
                 self.answering = True
             sys.stdout.write(data["text"])
             sys.stdout.flush()
+        elif event.kind == "context":
+            weak = data.get("retrieval", {})
+            if weak.get("weak"):
+                typer.echo(f"\n! retrieval looks weak: {weak['weak_reason']}")
         elif event.kind == "citations":
             sys.stdout.write("\n")
+        elif event.kind == "support":
+            typer.echo("\n" + render_support(support_from_dict(data), self.document_text))
 
 
 @app.command("replay")
@@ -158,7 +185,10 @@ def replay_command(
     list_: Annotated[bool, typer.Option("--list", help="List the newest stored traces.")] = False,
     top: TopOption = 5,
 ) -> None:
-    """Print a stored trace: every stage, its candidates and rank moves. Needs no model."""
+    """Print a stored trace: every stage, its candidates and rank moves, what supports each sentence of
+    the answer. Needs no model."""
+    from clear_rag.generate.support import judge
+
     try:
         with open_existing(store) as opened:
             if list_ or trace_id is None:
@@ -175,8 +205,13 @@ def replay_command(
 
             shown = render(trace, top=top, text=text)
             cited = render_citations(trace, opened.document_text) if trace.answer else ""
+            # the verdicts taken again from the stored evidence, by the same rules, with no model
+            support = judge(trace.support, trace.answer) if trace.support is not None else None
+            checked = render_support(support, opened.document_text) if support is not None else ""
     except ClearRagError as err:
         raise fail(err) from None
     typer.echo(shown)
     if cited:
         typer.echo("\n" + cited)
+    if checked:
+        typer.echo("\n" + checked)

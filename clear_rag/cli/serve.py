@@ -14,6 +14,7 @@ from clear_rag.cli.app import (
     EmbedderOption,
     RerankerOption,
     StoreOption,
+    SupportOption,
     TimeoutOption,
     app,
     fail,
@@ -32,6 +33,7 @@ def serve_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     chat: ChatOption = DEFAULT_CHAT,
     reranker: RerankerOption = None,
+    support: SupportOption = None,
     timeout: TimeoutOption = None,
     host: Annotated[
         str, typer.Option(help="Address to listen on. Only this machine can reach 127.0.0.1.")
@@ -52,7 +54,7 @@ def serve_command(
 
     try:
         opened = open_existing(store)
-        settings = run_config(opened, config, reranker)
+        settings = run_config(opened, config, reranker, support)
         models = Models.load(settings, embedder=embedder, chat=chat, timeout=timeout)
         application = create_app(opened, settings, models)
     except ClearRagError as err:

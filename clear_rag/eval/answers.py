@@ -19,6 +19,22 @@ place. Each grade here is decided by something a reader can check in the per-que
 - ``bleed``: some ``must_not_mention`` term was said.
 - ``correct refusal``: for a question the corpus does not answer, the answer refused.
 
+The support check (``clear_rag.generate.support``) reads every answer against its context with no
+labels; where it ran, the grades also measure it, question by question. Each of these is present
+only where it is defined, so its mean over a row is a precision or a recall:
+
+- ``check precision``: 1 where the check flags the answer (its line is "the model ignored it" or
+  "retrieval missed it") and the answer is graded wrong; present for flagged answers;
+- ``check recall``: 1 where an answer graded wrong is flagged; present for answers graded wrong;
+- ``check precision (cites)`` and ``check recall (cites)``: the same, with "graded wrong" widened to
+  "graded wrong or correct but not cited right";
+- ``weak precision``: 1 where retrieval is called weak and the context held no labelled span (or
+  the corpus does not answer the question); present where it is called weak;
+- ``weak recall``: 1 where a context that held no labelled span (or a question the corpus does not
+  answer) is called weak; present for those.
+
+Refusals are left out of the four ``check`` metrics (the check calls them refused, as the grader does).
+
 A term is found case-insensitively, as whole words (``2011`` is not found in ``20110``), with any run
 of whitespace in it matching any run in the answer. Every grade is 0 or 1 per question except
 ``in context``, ``mentions`` and ``cited right``, which are shares; a metric a question cannot have
@@ -36,8 +52,17 @@ from typing import Any
 from clear_rag.eval.golden import Question
 from clear_rag.eval.metrics import Span, covers
 from clear_rag.generate.prompt import is_refusal
-from clear_rag.types import Trace
+from clear_rag.generate.support import judge
+from clear_rag.types import Support, Trace
 
+CHECK_METRICS = (
+    "check precision",
+    "check recall",
+    "check precision (cites)",
+    "check recall (cites)",
+    "weak precision",
+    "weak recall",
+)
 ANSWER_METRICS = (
     "correct",
     "mentions",
@@ -48,7 +73,9 @@ ANSWER_METRICS = (
     "bleed",
     "correct refusal",
     "in context",
+    *CHECK_METRICS,
 )
+FLAGGED = ("the model ignored it", "retrieval missed it")  # the support lines that say something went wrong
 # Each graded answer's outcome, the first that applies, in this order: what the ``answers`` query of
 # the result files counts per row. Its ``verdict`` says the same with the term or reason that decided.
 OUTCOMES = (
@@ -163,7 +190,44 @@ def grade(
 
 
 def grade_trace(question: Question, trace: Trace) -> Graded:
-    """Grade a stored trace: its answer, its citations, and the passages of its context stage."""
+    """Grade a stored trace: its answer, its citations, and the passages of its context stage; where
+    the support check ran, how it agrees with the grades (``agreement``), and its verdicts beside them."""
     context = next((s.candidates for s in trace.stages if s.name == "context"), ())
     inferred = INFERRED in trace.steps
-    return grade(question, trace.answer, trace.citations, context, inferred=inferred)
+    graded = grade(question, trace.answer, trace.citations, context, inferred=inferred)
+    if trace.support is None:
+        return graded
+    support = judge(trace.support, trace.answer)  # taken again from the evidence: a replay's verdicts
+    checked = {
+        "line": support.line,
+        "reason": support.reason,
+        "weak": support.weak,
+        "sentences": [{"text": s.text, "kind": s.kind, "verdict": s.verdict} for s in support.sentences],
+    }
+    return Graded(
+        {**graded.metrics, **agreement(question, graded, support)}, {**graded.decided, "support": checked}
+    )
+
+
+def agreement(question: Question, graded: Graded, support: Support) -> dict[str, float]:
+    """The support check against the grades, for one question (the ``check`` and ``weak`` metrics of
+    the module docstring)."""
+    found: dict[str, float] = {}
+    outcome = graded.decided.get("outcome", "")
+    if not graded.decided.get("refused", False):
+        flagged = support.line in FLAGGED
+        wrong = outcome not in CORRECT_OUTCOMES
+        uncited = wrong or outcome == "correct, not cited right"
+        if flagged:
+            found["check precision"] = float(wrong)
+            found["check precision (cites)"] = float(uncited)
+        if wrong:
+            found["check recall"] = float(flagged)
+        if uncited:
+            found["check recall (cites)"] = float(flagged)
+    nothing = question.refusal or graded.metrics.get("in context", 0.0) == 0.0
+    if support.weak:
+        found["weak precision"] = float(nothing)
+    if nothing:
+        found["weak recall"] = float(support.weak)
+    return found

@@ -11,6 +11,7 @@ Rows are compared with the baseline row and the row before them (``results.docum
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import statistics
@@ -32,6 +33,7 @@ from clear_rag.eval.loss import where_lost
 from clear_rag.eval.suite import Row, Suite
 from clear_rag.generate.cache import CachedChat, GenerationCache
 from clear_rag.generate.planner import Planner
+from clear_rag.generate.support import support_checker
 from clear_rag.hashing import file_sha256
 from clear_rag.index.sync import SyncReport
 from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
@@ -48,6 +50,8 @@ COMMITTED = Path("results")  # the result files the README renders, and their ge
 STORES = "ablate"  # the suites' stores live under the store directory (.clear-rag/ablate by default)
 
 Progress = Callable[[int, int], None]
+# each support model loaded once for every row (of every suite) this process runs
+checker = functools.cache(support_checker)
 
 
 def stores_root(store: Path) -> Path:
@@ -252,9 +256,10 @@ def run_row(
     """One row over every question: per-question metrics and detail, aggregates, timings.
 
     With ``generate`` every question is answered by ``chat`` too (an answer-grading suite), and the
-    answers graded with the metrics of ``names``. A row that needs a model this machine does not
-    have (a reranker not pulled) comes back as ``{"name": ..., "skipped": reason}``; every other
-    problem is raised.
+    answers graded with the metrics of ``names``, and read by the support check of the row's
+    ``support_model`` (``clear_rag.generate.support``), which the grades measure. A row that needs a
+    model this machine does not have (a reranker not pulled) comes back as
+    ``{"name": ..., "skipped": reason}``; every other problem is raised.
     """
     if (row.config.needs_chat() or generate) and chat is None:
         what = "answers every question" if generate else "expands the query or uses HyDE"
@@ -275,7 +280,8 @@ def run_row(
             "config_hash": row.config.hash(),
             "skipped": reason,
         }
-    planner = Planner(pipeline, chat if row.config.needs_chat() or generate else None)
+    support = checker(row.config.support_model) if generate else None
+    planner = Planner(pipeline, chat if row.config.needs_chat() or generate else None, support=support)
     chunks = chunks_by_doc(store)
     questions: list[dict[str, Any]] = []
     seconds: list[float] = []
@@ -295,6 +301,7 @@ def run_row(
         "name": row.name,
         "config": row.config.to_dict(),
         "config_hash": row.config.hash(),
+        **({"chat": row.chat} if row.chat else {}),  # the row's own chat model, as its suite names it
         "models": models,
         "store": str(store.directory),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -317,10 +324,13 @@ def run_suite(
     chat: ChatModel | None = None,
     root: Path,
     show_progress: bool = False,
+    chats: Callable[[str], ChatModel] | None = None,
 ) -> dict[str, Any]:
     """Every row of ``suite``: the result document ``results/<suite>.json`` holds.
 
-    ``show_progress`` shows the embedding of each store and each row's questions on stderr.
+    ``chat`` answers in every row but those that name a chat model of their own (``chat: echo``),
+    which ``chats`` builds by name. ``show_progress`` shows the embedding of each store and each
+    row's questions on stderr.
     """
     suite.check_data()  # a missing corpus or golden file: one line, and no store made for it
     rows: list[dict[str, Any]] = []
@@ -342,7 +352,7 @@ def run_suite(
                         labels,
                         names,
                         embedder=embedder,
-                        chat=chat,
+                        chat=row_chat(row, chat, chats),
                         corpus=corpus,
                         progress=bar.update,
                         generate=suite.generate,
@@ -389,14 +399,37 @@ def generations_file(suite: Suite, results_dir: Path) -> Path:
     return results_dir / GENERATIONS / f"{suite.name}.json"
 
 
-def cached_chat(chat: ChatModel, suite: Suite, results_dir: Path, *, regenerate: bool = False) -> CachedChat:
+def row_chat(row: Row, chat: ChatModel | None, chats: Callable[[str], ChatModel] | None) -> ChatModel | None:
+    """The chat model that answers in ``row``: its own where it names one, else the suite's."""
+    if row.chat is None:
+        return chat
+    if chats is None:
+        raise ConfigError(
+            f"answers with {row.chat!r}, and no chat model was given by name",
+            field=f"row {row.name!r}",
+            fix="Run it through `clear-rag ablate`, which builds each row's chat model",
+        )
+    return chats(row.chat)
+
+
+def cached_chat(
+    chat: ChatModel,
+    suite: Suite,
+    results_dir: Path,
+    *,
+    regenerate: bool = False,
+    cache: GenerationCache | None = None,
+) -> CachedChat:
     """``chat`` answering from the suite's generation cache: the file beside the result this run
     writes, falling back to the committed one under ``results/``, so a run anywhere reproduces the
-    committed phrasings and asks the model only for new ones (or, with ``regenerate``, for all)."""
-    own = generations_file(suite, results_dir)
-    committed = generations_file(suite, COMMITTED)
-    fallbacks = [committed] if committed.resolve() != own.resolve() else []
-    return CachedChat(chat, GenerationCache(own, fallbacks=fallbacks), regenerate=regenerate)
+    committed phrasings and asks the model only for new ones (or, with ``regenerate``, for all).
+    ``cache`` is that cache already open, for a second model of the same suite (a row's own)."""
+    if cache is None:
+        own = generations_file(suite, results_dir)
+        committed = generations_file(suite, COMMITTED)
+        fallbacks = [committed] if committed.resolve() != own.resolve() else []
+        cache = GenerationCache(own, fallbacks=fallbacks)
+    return CachedChat(chat, cache, regenerate=regenerate)
 
 
 def missing_stores(document: Mapping[str, Any], suite: Suite, root: Path) -> list[str]:

@@ -40,14 +40,22 @@ _RELATIVE = "a suite's paths are relative to the folder clear-rag runs in, not t
 
 @dataclass(frozen=True, slots=True)
 class Row:
+    """One row: its name, its config, and the chat model that answers in it where it names its own
+    (``chat: echo``); otherwise the suite's (``--chat``)."""
+
     name: str
     config: PipelineConfig
+    chat: str | None = None
+
+    def version(self) -> str:
+        """What the row measures with, as one string: its config hash, and its own chat model."""
+        return self.config.hash() + (f"+{self.chat}" if self.chat else "")
 
 
 SUITE_KEYS = (
     "name", "corpus", "golden", "beir", "split", "spans", "metrics", "generate", "baseline", "base", "rows",
 )  # fmt: skip
-ROW_KEYS = ("name", "set")
+ROW_KEYS = ("name", "set", "chat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +99,14 @@ class Suite:
     def with_reranker(self, reranker: str) -> Suite:
         """The same rows, with ``reranker`` the cross-encoder of every row that reranks (``--reranker``)."""
         rows = tuple(
-            Row(r.name, r.config.replace(reranker=reranker)) if r.config.rerank else r for r in self.rows
+            replace(r, config=r.config.replace(reranker=reranker)) if r.config.rerank else r
+            for r in self.rows
         )
+        return replace(self, rows=rows)
+
+    def with_support(self, support: str) -> Suite:
+        """The same rows, with ``support`` the support check's model of every row (``--support``)."""
+        rows = tuple(replace(r, config=r.config.replace(support_model=support)) for r in self.rows)
         return replace(self, rows=rows)
 
     def one_row(self, row: str, changes: Mapping[str, Any], name: str | None = None) -> Suite:
@@ -118,7 +132,7 @@ class Suite:
         config = found[row].config
         if changes:
             config = PipelineConfig.from_mapping(merge(config.to_dict(), changes), source="--set")
-        made = Row(name or row, config)
+        made = Row(name or row, config, found[row].chat)
         return replace(self, rows=(made,), baseline=made.name)
 
     def check_data(self) -> None:
@@ -221,9 +235,18 @@ def load_suite(name_or_path: str) -> Suite:
                 value=changes,
                 fix="Write set: {key: value}",
             )
+        chat = row.get("chat")
+        if chat is not None and (not isinstance(chat, str) or not chat):
+            raise ConfigError(
+                "must name a chat model",
+                path=source,
+                field=f"rows[{n}].chat",
+                value=chat,
+                fix="Write chat: echo (or smollm2, ollama:MODEL), or leave it out to answer with --chat",
+            )
         settings = merge(base, changes)
         config = PipelineConfig.from_mapping(settings, source=f"{source} row {row['name']!r}")
-        rows.append(Row(str(row["name"]), config))
+        rows.append(Row(str(row["name"]), config, chat))
     names = [r.name for r in rows]
     if not rows or len(set(names)) != len(names):
         raise ConfigError(

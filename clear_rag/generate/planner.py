@@ -35,14 +35,15 @@ from clear_rag.generate.prompt import (
     sources_block,
 )
 from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
+from clear_rag.generate.support import Source, SupportChecker
 from clear_rag.providers.base import ChatModel, describe
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.rerank import sigmoid
 from clear_rag.tokens import TokenCount
 from clear_rag.trace import candidate_dict
-from clear_rag.types import Citation, Message, StageResult, Trace
+from clear_rag.types import Citation, ContextPassage, Message, StageResult, Support, Trace
 
-EventKind = Literal["query", "stage", "context", "token", "citations", "done", "error"]
+EventKind = Literal["query", "stage", "context", "token", "citations", "support", "done", "error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +81,18 @@ def stage_event(stage: StageResult) -> dict[str, Any]:
 class Planner:
     """A pipeline and (where a step needs one) a chat model: one question in, one trace out."""
 
-    def __init__(self, pipeline: Pipeline, chat: ChatModel | None = None, *, max_tokens: int = 256) -> None:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        chat: ChatModel | None = None,
+        *,
+        max_tokens: int = 256,
+        support: SupportChecker | None = None,
+    ) -> None:
         self.pipeline = pipeline
         self.chat = chat
         self.max_tokens = max_tokens
+        self.support = support
 
     def run(
         self,
@@ -150,6 +159,19 @@ class Planner:
         packed = retrieval.packed
         context = sources_block(packed.passages)
         messages = tuple(answer_messages(searched, context))
+        passages = tuple(
+            ContextPassage(n, p.doc_id, p.start, p.end, p.chunk_ids, p.token_count)
+            for n, p in enumerate(packed.passages, start=1)
+        )
+        sources = [
+            Source(n, p.chunk_ids[0], p.doc_id, p.start, p.text)
+            for n, p in enumerate(packed.passages, start=1)
+        ]
+        support: Support | None = None
+        if self.support is not None:
+            check()
+            outside = _outside(retrieval.stages, self.pipeline.chunk_text, config.top_k)
+            support = self.support.assess(searched, sources, outside)
         emit(
             Event(
                 "context",
@@ -157,13 +179,20 @@ class Planner:
                     "text": context,
                     "tokens": packed.token_count,
                     "budget_tokens": packed.budget_tokens,
-                    "passages": [dataclasses.asdict(p) for p in packed.passages],
+                    "passages": [
+                        {**dataclasses.asdict(p), "text": packed.passages[p.number - 1].text}
+                        for p in passages
+                    ],
                     "chunk_ids": [cid for p in packed.passages for cid in p.chunk_ids],
+                    "messages": [dataclasses.asdict(m) for m in messages],
+                    **({"retrieval": retrieval_dict(support)} if support is not None else {}),
                 },
             )
         )
         answer = ""
         cited: tuple[Citation, ...] = ()
+        if not generate:
+            steps["retrieve only"] = "stopped after the context: no answer was asked for"
         if generate:
             answer = self._generate(messages, bool(packed.passages), emit, check, steps)
             chat_used = chat_used or bool(packed.passages)
@@ -176,7 +205,14 @@ class Planner:
                     "the model cited nothing; attributed by word overlap" if cited else "none"
                 )
             emit(Event("citations", {"citations": [dataclasses.asdict(c) for c in cited]}))
+            if self.support is not None and support is not None:
+                check()
+                support = self.support.check(support, answer, sources)
+                # the spans of the sentences index this text: the answer as stored, trimmed
+                emit(Event("support", {**dataclasses.asdict(support), "answer": answer}))
         models = dict(self.pipeline.models)
+        if self.support is not None:
+            models["support"] = self.support.name
         if counter is not None:
             models["tokenizer"] = counter.name
         if chat_used and self.chat is not None:
@@ -194,6 +230,8 @@ class Planner:
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
             steps=steps,
             messages=messages,
+            passages=passages,
+            support=support,
         )
 
     def _generate(
@@ -236,6 +274,31 @@ class Planner:
         return BoundedChat(
             self.chat, deadline_s=config.answer_deadline_s, max_chars=config.max_answer_chars, reply=reply
         )
+
+
+def retrieval_dict(support: Support) -> dict[str, Any]:
+    """What is known of the support before the answer: the ``context`` event's ``retrieval``."""
+    keys = ("answers", "outside", "weak", "weak_reason", "model", "calibration")
+    data = dataclasses.asdict(support)
+    return {key: data[key] for key in keys}
+
+
+def _outside(stages: Sequence[StageResult], text: Callable[[str], str], top_k: int) -> list[Source]:
+    """The candidates in the top ``top_k`` of any stage that were not packed, best ranked first, each
+    with the first stage that ranked it best (``"keyword #3"``): where else an answer might have been."""
+    packed = {c.chunk_id for s in stages if s.name == "context" for c in s.candidates}
+    best: dict[str, tuple[int, str, Any]] = {}
+    for stage in stages:
+        if stage.name == "context":
+            continue
+        for rank, cand in enumerate(stage.candidates[:top_k], start=1):
+            if cand.chunk_id not in packed and (cand.chunk_id not in best or rank < best[cand.chunk_id][0]):
+                best[cand.chunk_id] = (rank, stage.name, cand)
+    ranked = sorted(best.values(), key=lambda found: (found[0], found[2].chunk_id))
+    return [
+        Source(0, c.chunk_id, c.doc_id, c.start, text(c.chunk_id), f"{name} #{rank}")
+        for rank, name, c in ranked
+    ]
 
 
 def _ignore(event: Event) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from clear_rag.providers.base import Message
 from clear_rag.retrieve.assemble import Assembled, Passage
-from clear_rag.types import Citation
+from clear_rag.types import Citation, ContextPassage
 
 REFUSAL = "I can't answer that from the documents I have."
 
@@ -27,6 +27,20 @@ _MARKER = re.compile(r"\[(\d{1,3})\]")
 def sources_block(passages: Sequence[Passage]) -> str:
     """The packed passages as the model reads them, numbered for citation: a trace's ``context``."""
     return "\n\n".join(f"[{n}] ({p.doc_id})\n{p.text}" for n, p in enumerate(passages, start=1))
+
+
+def passage_texts(context: str, passages: Sequence[ContextPassage]) -> list[str]:
+    """Each passage's text cut back out of a ``sources_block``, by its header and its span's length (a
+    stored trace keeps the context string and the passages' spans, not their texts twice)."""
+    texts, offset = [], 0
+    for p in passages:
+        header = f"[{p.number}] ({p.doc_id})\n"
+        if not context.startswith(header, offset):
+            raise ValueError(f"the context does not hold passage [{p.number}] where its numbering puts it")
+        begin = offset + len(header)
+        texts.append(context[begin : begin + p.end - p.start])
+        offset = begin + p.end - p.start + 2
+    return texts
 
 
 def answer_messages(question: str, context: str) -> list[Message]:

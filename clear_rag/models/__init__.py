@@ -43,6 +43,19 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return found
 
 
+SUPPORT = "support.json"  # the support check's calibration of a shipped cross-encoder (generate.support)
+
+
+def support_calibration(name: str) -> dict[str, Any] | None:
+    """The calibration ``clear-rag calibrate-support`` wrote beside the shipped cross-encoder ``name``,
+    or ``None`` for a model that has none (another reranker, or the lexical fake)."""
+    path = FOLDER / name / SUPPORT
+    if name not in RERANKERS or not path.is_file():
+        return None
+    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
 def version(found: dict[str, Any]) -> str:
     """What rows record after the name: the training date and the first 8 digits of the cache key."""
     return f"{str(found['date'])[:10]}.{str(found['cache_key'])[:8]}"

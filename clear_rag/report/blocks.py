@@ -12,6 +12,7 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - (none): the suite table, every row against the baseline (``tables.suite_table``);
 - ``lost``: where each row's answers were lost (``tables.query_table``);
 - ``answers``: how each row's answers were graded, per outcome (``tables.query_table``);
+- ``check``: how the support check's verdicts agree with the grades, per row (``tables.query_table``);
 - ``previous``: each row against the row before it (``tables.previous_table``);
 - ``categories``: the headline metric per question category (``tables.categories_table``);
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
@@ -163,7 +164,7 @@ def _suite(function: str) -> Callable[[Block, Path, Results], str]:
 
 
 def _query(query: str) -> Callable[[Block, Path, Results], str]:
-    """A block of a per-row named query's counts (``lost``, ``answers``)."""
+    """A block of a per-row named query's counts (``lost``, ``answers``, ``check``)."""
 
     def render(block: Block, page: Path, results: Results) -> str:
         from clear_rag.report.tables import query_table
@@ -193,6 +194,7 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "parse": _suite("parse_table"),
     "lost": _query("lost"),
     "answers": _query("answers"),
+    "check": _query("check"),
     "bench": _bench,
     "reproduce": _reproduce,
     "plot": _plot_link,

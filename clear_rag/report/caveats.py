@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clear_rag.report.tables import category_counts, footer, headline
+from clear_rag.report.tables import category_counts, footer, headline, table_metrics
 
 CEILING = 0.9  # a metric at or above this in most rows is near its ceiling
 SMALL_CATEGORY = 20  # fewer questions than this: one question moves the mean by more than 0.05
@@ -59,7 +59,7 @@ def caveats(result: dict[str, Any], source: str) -> str:
             f"The sign test and the interval disagree on {main} for {_names(disagree)}: the count of "
             "questions moved up and down and the size of the moves tell different stories; read both."
         )
-    for metric in result["metric_names"]:
+    for metric in table_metrics(result):
         values = [r["metrics"][metric] for r in rows if metric in r.get("metrics", {})]
         high = [v for v in values if v >= CEILING]
         if values and len(high) * 2 > len(values):

@@ -85,12 +85,14 @@ def _relative(path: Path, root: Path) -> Path:
 
 def _model_flags(doc: dict[str, Any], where: str) -> list[str]:
     """``--embedder``, ``--chat`` and ``--reranker`` with the models the rows record, in that order
-    (rows merged by a command of their own, ``row_commands``, excepted)."""
+    (rows merged by a command of their own, ``row_commands``, excepted, and a row's own chat model)."""
     used: dict[str, set[str]] = {}
     own = doc.get("row_commands", {})
     for row in (r for r in doc.get("rows", []) if r["name"] not in own):
         for kind, model in row.get("models", {}).items():
-            used.setdefault(kind, set()).add(model)
+            # a row whose suite names its chat model (``chat: echo``) answers with it under any --chat
+            if not (kind == "chat" and row.get("chat")):
+                used.setdefault(kind, set()).add(model)
     flags = []
     for kind in CLI_NAMES:
         models = sorted(used.get(kind, ()))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import InputError
+from clear_rag.eval.answers import CHECK_METRICS
 
 
 def _p(value: float) -> str:
@@ -26,6 +27,12 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def table_metrics(result: dict[str, Any]) -> list[str]:
+    """The metrics the row tables show: all but the support check's agreement with the grades, which
+    has a table of its own (the ``check`` block) and is not a score of the rows' answers."""
+    return [n for n in result["metric_names"] if n not in CHECK_METRICS]
 
 
 def headline(result: dict[str, Any]) -> str:
@@ -51,7 +58,7 @@ def _change(versus: dict[str, Any]) -> list[str]:
 def suite_table(result: dict[str, Any], source: str) -> str:
     """A suite: one row per config, its metrics, and the paired change of the headline metric against
     the baseline; under it, the questions each metric was taken over, the models, the date, the file."""
-    names = result["metric_names"]
+    names = table_metrics(result)
     main = headline(result)
     paraphrase = any("paraphrase" in row.get("by_category", {}) for row in result["rows"])
     extra = [f"paraphrase {main}"] if paraphrase else []
@@ -93,7 +100,7 @@ def _questions_note(result: dict[str, Any], names: list[str]) -> str:
 
 def previous_table(result: dict[str, Any], source: str) -> str:
     """Each row against the row before it, on every metric: what one step of the suite changed."""
-    names = result["metric_names"]
+    names = table_metrics(result)
     head = ["row", "against the row before", *(f"{n} change [95% CI], p" for n in names)]
     lines = []
     for row in result["rows"][1:]:
@@ -157,7 +164,9 @@ def query_table(query: str, result: dict[str, Any], results_dir: Path, name: str
     columns, mine = query_rows(query, results_dir, name)
     path = results_dir / f"{name}.json"
     if not mine:
-        what = "loss verdicts" if query == "lost" else "graded answers"
+        what = {"lost": "loss verdicts", "check": "answers read by the support check"}.get(
+            query, "graded answers"
+        )
         raise InputError(
             f"holds no {what}",
             path=str(path),

@@ -115,3 +115,42 @@ def in_shape(file: str) -> Iterator[None]:
         yield
     except (KeyError, TypeError, ValueError) as err:
         raise shape_error(file, err) from None
+
+
+CHECK_FILE = "answers"  # the graded-answers suite, where the support check is measured
+
+
+def support_check(results_dir: Path, model: str) -> dict[str, Any] | None:
+    """How the support check on ``model`` (``name@version``) agreed with graded answers: the first
+    row of ``results_dir/answers.json`` whose answers it checked, with its counts and the share of
+    answers graded wrong beside its precision (what flagging every answer would score). ``None`` when
+    no graded row was checked by that model (a model measured nowhere is said to be unmeasured)."""
+    path = results_dir / f"{CHECK_FILE}.json"
+    if not path.is_file():
+        return None
+    with in_shape(CHECK_FILE):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for row in document["rows"]:
+            if row.get("models", {}).get("support") != model or "check precision" not in row["metrics"]:
+                continue
+            per_question = [q["metrics"] for q in row["questions"]]
+            answered = [q for q in row["questions"] if not q.get("graded", {}).get("refused", False)]
+            wrong = sum("check recall" in m for m in per_question)
+            return {
+                "file": f"{results_dir.name}/{CHECK_FILE}.json",  # as the project names it, no machine path
+                "row": row["name"],
+                "chat": row["models"].get("chat", ""),
+                "answered": len(answered),
+                "graded wrong": wrong,
+                "flagged": sum("check precision" in m for m in per_question),
+                "wrong share": round(wrong / len(answered), 4) if answered else None,
+                # the questions whose context held no labelled span (or the corpus does not answer)
+                "no span share": round(sum("weak recall" in m for m in per_question) / len(per_question), 4)
+                if per_question
+                else None,
+                **{k: row["metrics"][k] for k in CHECK_SUMMARY if k in row["metrics"]},
+            }
+    return None
+
+
+CHECK_SUMMARY = ("check precision", "check recall", "weak precision", "weak recall")

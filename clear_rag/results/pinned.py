@@ -94,7 +94,14 @@ def against_pinned(
             continue
         entry: dict[str, Any] = {
             "name": row["name"],
-            "config_diff": {k: list(v) for k, v in config_diff(pinned["config"], row["config"]).items()},
+            # a row's own chat model (``chat:`` in its suite) is a setting of the row as much as its config
+            "config_diff": {
+                k: list(v)
+                for k, v in config_diff(
+                    {**pinned["config"], "chat": pinned.get("chat")},
+                    {**row["config"], "chat": row.get("chat")},
+                ).items()
+            },
         }
         if "skipped" in row:
             out.append({**entry, "skipped": row["skipped"], "comparisons": {}})
@@ -119,9 +126,10 @@ def moves(
 
     Each: ``id``, ``category``, ``difference`` (other minus pinned), ``direction`` (``up`` or ``down``),
     and for ``pinned`` and ``row`` its ``value``, ``first_rank`` (first covering rank), loss ``verdict``,
-    ``trace`` id, and in a suite that grades answers the ``answer`` and the grader's ``graded``
-    verdict. Largest moves first, ties by id, so the list is the same on every call; the ups and downs
-    counted here are the comparison's ``up`` and ``down``.
+    ``trace`` id, and in a suite that grades answers the ``answer``, the grader's ``graded`` verdict
+    and, where the support check read the answer, its ``support`` (line, reason, sentence verdicts).
+    Largest moves first, ties by id, so the list is the same on every call; the ups and downs counted
+    here are the comparison's ``up`` and ``down``.
     """
     a, b = find_row(document, pinned, source=source), find_row(document, other, source=source)
     names: Sequence[str] = document.get("metric_names", [])
@@ -159,7 +167,12 @@ def _side(question: Mapping[str, Any], value: float) -> dict[str, Any]:
         "verdict": (question.get("lost") or {}).get("verdict"),
         "trace": question.get("trace"),
         **(
-            {"answer": question.get("answer", ""), "graded": question["graded"].get("verdict")}
+            {
+                "answer": question.get("answer", ""),
+                "graded": question["graded"].get("verdict"),
+                # the support check's line and sentence verdicts beside the grader's, where it ran
+                **({"support": question["graded"]["support"]} if "support" in question["graded"] else {}),
+            }
             if "graded" in question
             else {}
         ),

@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from clear_rag.errors import ResultsQueryError
-from clear_rag.eval.answers import OUTCOMES
+from clear_rag.eval.answers import CHECK_METRICS, OUTCOMES
 from clear_rag.eval.loss import VERDICTS
 
 # The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
@@ -106,11 +106,13 @@ ORDER BY file"""
 
 @_view
 def rows(metrics: MetricNames) -> str:
-    """One row per (file, row): config hash, models, date, questions, median seconds per question, the
-    file's headline metric (``headline``), each metric."""
+    """One row per (file, row): config hash, models (``support`` the support check's, where answers were
+    checked), date, questions, median seconds per question, the file's headline metric (``headline``),
+    each metric."""
     return f"""
 SELECT file, suite, r.name AS row, position, r.config_hash AS config_hash,
     r.models['embedder'] AS embedder, r.models['reranker'] AS reranker, r.models['chat'] AS chat,
+    r.models['support'] AS support,
     coalesce(r.date, file_date) AS date, len(r.questions) AS questions,
     r.seconds_per_question AS seconds_per_question, r.metrics[headline] AS headline
     {_columns("r.metrics", metrics.aggregate)}, r.config AS config
@@ -221,6 +223,39 @@ def answers() -> str:
     return _counts_per_row("outcome", OUTCOMES)
 
 
+@_query
+def check() -> str:
+    """Per (file, row) whose answers the support check read (``clear_rag.eval.answers``): the answers
+    that are not refusals, those graded wrong, those the check flagged, its precision beside the share
+    graded wrong (what flagging every answer scores), its recall, and the share of the answers graded
+    right that it left unflagged (its specificity), and its precision and recall where "wrong" takes in
+    answers right but not cited right; the questions it called weak, those
+    whose context held no labelled span (or that the corpus does not answer), and its precision and
+    recall on those."""
+    refused = ", ".join(_literal(o) for o in ("false refusal", "refused, not in context", "correct refusal"))
+    return f"""
+SELECT file, suite, row, any_value(support) AS support,
+    count(*) FILTER (WHERE outcome NOT IN ({refused})) AS answered,
+    count(q."check recall") AS "graded wrong",
+    count(q."check precision") AS flagged,
+    round(avg(q."check precision"), 4) AS "check precision",
+    round(count(q."check recall") / nullif(answered, 0), 4) AS "wrong share",
+    round(avg(q."check recall"), 4) AS "check recall",
+    answered - "graded wrong" AS "graded right",
+    round(1 - (flagged - count(*) FILTER (WHERE q."check precision" = 1)) / nullif("graded right", 0), 4)
+        AS "right left unflagged",
+    round(avg(q."check precision (cites)"), 4) AS "check precision (cites)",
+    round(avg(q."check recall (cites)"), 4) AS "check recall (cites)",
+    count(q."weak precision") AS "called weak",
+    count(q."weak recall") AS "no span in context",
+    round(avg(q."weak precision"), 4) AS "weak precision",
+    round(count(q."weak recall") / count(*), 4) AS "no span share",
+    round(avg(q."weak recall"), 4) AS "weak recall"
+FROM questions AS q JOIN (SELECT file, suite, row, position, support FROM rows) USING (file, suite, row)
+WHERE support IS NOT NULL AND outcome IS NOT NULL
+GROUP BY file, suite, row, position ORDER BY file, position"""
+
+
 def _macros(results_dir: Path) -> list[str]:
     pattern = _literal(str(results_dir / "*.json"))
     declared = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in _FILE_COLUMNS.items())
@@ -248,7 +283,8 @@ def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
         "SELECT DISTINCT unnest(map_keys(q.metrics)) FROM result_rows(), unnest(r.questions) AS u(q)"
     ).fetchall()
     # The aggregate order (the files' own) where it applies, then any per-question-only name alphabetically.
-    names = {k for (k,) in found} | {HEADLINE}
+    # the check query's columns exist even where no file has them, so it finds no rows rather than failing
+    names = {k for (k,) in found} | {HEADLINE, *CHECK_METRICS}
     per_question = [k for k in aggregate if k in names] + sorted(names - set(aggregate))
     return MetricNames(tuple(aggregate), tuple(per_question))
 

@@ -58,10 +58,13 @@ def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> Path:
     return path
 
 
-def publish(manifest: Mapping[str, Any], results_dir: Path) -> Path:
-    """A copy of a model's manifest as ``results_dir/training/<name>.json``: the training run's figures
-    (steps, pairs, loss, wall time, command) as a result file the README and site may quote."""
-    path = results_dir / "training" / f"{manifest['name']}.json"
+def publish(
+    manifest: Mapping[str, Any], results_dir: Path, *, kind: str = "training", name: str = ""
+) -> Path:
+    """A copy of a model's manifest as ``results_dir/<kind>/<name>.json``: the training run's figures
+    (steps, pairs, loss, wall time, command), or a calibration's (``kind="calibration"``), as a result
+    file the README and site may quote."""
+    path = results_dir / kind / f"{name or manifest['name']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return path

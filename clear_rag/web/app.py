@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, StoreError
+from clear_rag.results.answers import support_check
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import to_dict as trace_dict
 from clear_rag.web.replay import replay_events
@@ -66,6 +67,7 @@ def create_app(
             asked = _chat_request(await request.body())
             config = runner.config_for(asked.config)
             await run_in_threadpool(runner.pipeline, config)  # indexes loaded, or a 4xx saying why
+            await run_in_threadpool(runner.support, config)  # the support model too
         except _BadRequest as err:
             return _error(err.status, err.message)
         except ConfigError as err:
@@ -103,7 +105,13 @@ def create_app(
         return JSONResponse({"trace": trace_dict(found), "events": replay_events(found)})
 
     async def config(request: Request) -> Response:
-        return JSONResponse({"config": base.to_dict(), "knobs": knobs(base, models)})
+        return JSONResponse(
+            {
+                "config": base.to_dict(),
+                "knobs": knobs(base, models),
+                "support": await run_in_threadpool(support_info, base, runner, results_dir),
+            }
+        )
 
     async def page(request: Request) -> Response:
         index = STATIC / "index.html"
@@ -189,11 +197,37 @@ def _chat_request(body: bytes) -> ChatRequest:
     return ChatRequest(question.strip(), conversation, overrides, generate)
 
 
+def support_info(base: PipelineConfig, runner: Runner, results_dir: Path) -> dict[str, Any]:
+    """What the page says of the support check: its model and calibration, how it was measured against
+    graded answers (``results/answers.json``), or why the server has none."""
+    missing = runner.models.missing.get("support")
+    checker = runner.support(base) if missing is None else None
+    if checker is None:
+        return {"available": False, "reason": missing or "this server checks no answers"}
+    try:
+        measured = support_check(results_dir, checker.name)
+    except ClearRagError as err:
+        measured, missing = None, str(err)
+    return {
+        "available": True,
+        "model": checker.name,
+        "calibration": checker.calibration.to_dict(),
+        "measured": measured,
+        **({"reason": missing} if missing else {}),
+    }
+
+
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
     """Every setting the Lab shows: its kind, current value, choices, and whether its machinery is here
     (with the one-line reason when it is not), so no knob is silently ignored."""
     found: list[dict[str, Any]] = []
-    needs = {"expand": "chat", "hyde": "chat", "rerank": "reranker", "reranker": "reranker"}
+    needs = {
+        "expand": "chat",
+        "hyde": "chat",
+        "rerank": "reranker",
+        "reranker": "reranker",
+        "support_model": "support",
+    }
     for name, info in PipelineConfig.model_fields.items():
         if name in ("answer_deadline_s", "max_answer_chars"):
             continue  # bounds on a reply, not knobs of retrieval

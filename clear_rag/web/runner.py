@@ -31,6 +31,7 @@ from clear_rag.config import PipelineConfig
 from clear_rag.errors import Cancelled, ClearRagError, ConfigError, ModelError
 from clear_rag.eval.suite import merge
 from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.support import SupportChecker, support_checker
 from clear_rag.index.places import INDEX_DIR
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
@@ -50,7 +51,11 @@ class Models:
     embedder: Embedder | None
     chat: ChatModel | None
     reranker: Callable[[str], Reranker] | None = None  # by name; None: the config's own (make_reranker)
-    missing: dict[str, str] = field(default_factory=dict)  # "chat", "embedder", "reranker": why not
+    missing: dict[str, str] = field(
+        default_factory=dict
+    )  # "chat", "embedder", "reranker", "support": why not
+    # the support check's model by name (config.support_model); None: answers are not checked
+    support: Callable[[str], SupportChecker] | None = None
 
     @classmethod
     def load(cls, settings: PipelineConfig, *, embedder: str, chat: str, timeout: float | None) -> Models:
@@ -78,7 +83,12 @@ class Models:
             rerankers(settings.reranker)
         except ModelError as err:
             missing["reranker"] = str(err)
-        return cls(found_embedder, found_chat, rerankers, missing)
+        checkers = functools.cache(support_checker)
+        try:
+            checkers(settings.support_model)
+        except ModelError as err:
+            missing["support"] = str(err)
+        return cls(found_embedder, found_chat, rerankers, missing, checkers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +148,13 @@ class Runner:
                     self._pipelines.popitem(last=False)
             self._pipelines.move_to_end(key)
             return found
+
+    def support(self, config: PipelineConfig) -> SupportChecker | None:
+        """The support check for ``config``, or ``None`` where the server has none (its reason is in
+        ``/api/config``); a support model that cannot be loaded is a ``ModelError`` naming it."""
+        if self.models.support is None or "support" in self.models.missing:
+            return None
+        return self.models.support(config.support_model)
 
     def history(self, conversation: str | None) -> list[Message]:
         """The conversation's earlier turns as messages, for the planner's rewrite of a follow-up."""
@@ -209,7 +226,7 @@ class Runner:
         self, request: ChatRequest, conversation: str, emit: Callable[[Event], None], cancel: threading.Event
     ) -> Trace:
         config = self.config_for(request.config)
-        planner = Planner(self.pipeline(config), self.models.chat)
+        planner = Planner(self.pipeline(config), self.models.chat, support=self.support(config))
         trace = planner.run(
             request.question,
             self.history(request.conversation),

@@ -116,12 +116,19 @@ def test_the_cli_the_runner_and_the_graph_give_one_question_the_same_trace(
     asked = CliRunner().invoke(
         app,
         ["ask", from_graph.query, "--no-generate", "--store", row["store"], "--config", "row.yaml",
-         "--embedder", "hash"],
+         "--embedder", "hash", "--support", "lexical"],
     )  # fmt: skip
     assert asked.exit_code == 0, asked.output
     with Store(Path(row["store"])) as store:
         from_cli = store.load_trace(asked.output.rsplit("trace ", 1)[1].split()[0])
-    assert without_timings(from_graph) == without_timings(from_runner) == without_timings(from_cli)
+    # `ask` also says whether retrieval looks weak (the support check's first half, which a retrieval
+    # suite does not run): the record is the CLI's alone, and the rest of the trace is the same
+    assert from_cli.support is not None and from_cli.support.line == "" and from_runner.support is None
+    cli = without_timings(from_cli)
+    assert cli.pop("support") and cli["models"].pop("support") == "lexical-reranker@overlap-1"
+    cli["config"]["support_model"] = from_runner.config["support_model"]
+    cli["config"]["hash"] = from_runner.config["hash"]
+    assert without_timings(from_graph) == without_timings(from_runner) == {**cli, "support": None}
     assert [s.name for s in from_cli.stages] == ["keyword", "vector", "fusion", "context"]
 
 
@@ -131,9 +138,12 @@ def test_a_suite_that_grades_answers_writes_the_same_result(
 ) -> None:
     graded = suite_yaml("toy-answers", "{name: hybrid}", "{name: bigger chunks, set: {chunking: {size: 32}}}")
     graded = graded.replace("baseline: hybrid\n", "baseline: hybrid\ngenerate: true\n")
+    graded = graded.replace("overlap: 1}}", "overlap: 1}, support_model: lexical}")  # the fake checks answers
     (project / "golden" / "suites" / "toy-answers.yaml").write_text(graded, encoding="utf-8")
     ours, theirs = _both(project, "toy-answers", "--chat", "echo")
     assert _stable(ours) == _stable(theirs)
     assert ours["headline"] == "correct"
     assert all(q["graded"]["verdict"] for r in ours["rows"] for q in r["questions"])
     assert {r["models"]["chat"] for r in ours["rows"]} == {"echo-chat@1"}
+    assert {r["models"]["support"] for r in ours["rows"]} == {"lexical-reranker@overlap-1"}
+    assert all(q["graded"]["support"]["line"] for r in ours["rows"] for q in r["questions"])

@@ -27,7 +27,15 @@ def test_no_chunk_holds_text_on_both_sides_of_a_heading(
         inside = [start for start in headings if chunk.start < start < chunk.end]
         # a heading may sit inside a chunk only when nothing but headings came before it there
         for start in inside:
-            before = [b for b in doc.blocks if chunk.start <= b.start < start and b.kind != "heading"]
+            # (a block of whitespace alone holds no text: hypothesis found a blank paragraph between
+            # two headings, which the chunker rightly packs with them, failing the check as first written)
+            before = [
+                b
+                for b in doc.blocks
+                if chunk.start <= b.start < start
+                and b.kind != "heading"
+                and doc.text[b.start : b.end].strip()
+            ]
             assert not before or not doc.text[chunk.start : start].strip(), (chunk, start)
 
 

@@ -34,7 +34,8 @@ def test_a_misspelt_row_key_is_refused_with_the_key_it_was_meant_to_be(project: 
     with pytest.raises(ConfigError) as caught:
         load_suite(path)
     assert (
-        str(caught.value) == "s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set"
+        str(caught.value)
+        == "s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set, chat"
     )
 
 

@@ -264,7 +264,7 @@ ROW_SETT = case(
     "suite-row-key-misspelt",
     area="suite",
     fault="a row `{name: dense, sett: {retrievers: [vector]}}` (it once ran the base config as `dense`)",
-    message="error: s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set",
+    message="error: s.yaml: rows[2].sett: is not a row key. Did you mean 'set'? A row has name, set, chat",
     exit_code=2,
 )
 SUITE_KEY = case(

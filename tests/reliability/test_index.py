@@ -363,6 +363,9 @@ CONCURRENT = case(
 
 # What an ask may rightly say while an ingest has stored a document but not yet indexed it.
 BEHIND = "has a keyword index that is behind the store"
+# ... or while an ingest replaced a document's text after the ask read the chunk table (a read that
+# spans two writes: the open issue on writes during reads); a clear error, and nothing damaged
+REPLACED = "Re-run ingest so chunks and document texts come from the same parse"
 
 
 def clear_rag_command() -> list[str]:
@@ -390,7 +393,9 @@ def test_concurrent_ingests_and_asks_neither_crash_nor_damage(
     for command, process in zip(commands, processes, strict=True):
         out, err = process.communicate(timeout=120)  # waits for the process to end
         assert "Traceback" not in err, err
-        ok = process.returncode == 0 or (command == ask and process.returncode == 3 and BEHIND in err)
+        ok = process.returncode == 0 or (
+            command == ask and process.returncode == 3 and (BEHIND in err or REPLACED in err)
+        )
         assert ok, (command, process.returncode, out, err)
     index = world / "s" / "index"
     assert not list(index.glob("*/*.tmp")) and not list(index.glob("*/.*.tmp"))

@@ -180,8 +180,9 @@ def test_comparisons_name_the_kind_and_the_row_compared_with(results: Path) -> N
 
 
 def test_named_queries(results: Path) -> None:
-    assert set(QUERIES) == {"best_rows", "significant", "missed_by_all", "lost", "answers"}
+    assert set(QUERIES) == {"best_rows", "significant", "missed_by_all", "lost", "answers", "check"}
     assert run_named("answers", results)[1] == []  # no file here grades answers
+    assert run_named("check", results)[1] == []  # nor had its answers checked
     assert run_named("best_rows", results)[1] == [
         ("beir-toy", "beir-toy", "dense", "h-dense", "minilm", "doc ndcg@10", 0.7),
         ("mini", "mini", "hybrid", "h-hybrid", "hash", "ndcg@10", 0.6),

@@ -1,0 +1,388 @@
+"""What supports each sentence of an answer, and whether retrieval missed the answer or the model ignored it.
+
+The check reads the answer against the context the model was given, so it needs no labels and runs
+for every question. It has two steps, and only the first needs a model:
+
+1. **Scoring** (``SupportChecker``). A text (a sentence of the answer, or the question) is compared
+   with the windows of each passage: every sentence and every two adjacent sentences
+   (``clear_rag.generate.sentences``), as spans of the document. For each window:
+
+   - ``coverage``, the lexical measure: the share of the text's content terms (the keyword index's
+     terms, Porter-stemmed, less ``STOPWORDS``) that the window holds;
+   - ``missing``: the numbers and names of the text (``facts``) the window does not hold (a sentence
+     saying 2019 is not supported by a window saying 2011, nor one naming Oxford by a window naming
+     Aldermere, however alike the rest);
+   - ``logit``: the support model's score of the pair (a cross-encoder read at sentence level: the
+     question or sentence as the query, the window as the passage), for the ``shortlist`` windows
+     of highest coverage only; a window outside it is not scored and supports nothing;
+   - ``probability``: ``sigmoid(a * logit + c * coverage + b)``, the chance that the window is a
+     rationale for the text, with ``(a, c, b)`` the model's ``Calibration``.
+
+   The best window of each passage (highest probability, then coverage) is its ``Evidence``.
+
+2. **Judging** (``judge``), a pure function of the evidence, so a replay gives the same verdicts.
+   A window *supports* a text when its probability is at least ``BOUNDARY`` and it misses none of
+   the text's numbers and names. For the question, a passage that supports it *looks like it answers*
+   it.
+
+Where the thresholds come from: ``BOUNDARY`` is 0.5, the decision boundary of the calibration, a
+logistic model fitted with both classes weighted equally, so 0.5 is where a window is as likely a
+rationale as not. The shipped cross-encoder's calibration is fitted on SciFact's rationale sentences
+(``clear-rag train support``, written beside the model and to ``results/calibration/<name>.json``
+with its held-out agreement); a model without one reads its logit alone (``UNCALIBRATED``: a = 1,
+c = b = 0, so its own 0 is the boundary, which is the lexical fake's by construction: it scores 0
+when half the query's words are present).
+
+Each sentence gets one verdict (``SUPPORT_KINDS``): ``supported by [n]``, ``cited [n] but supported
+by [m]``, ``cited [n], not supported by it``, ``supported by no passage``, or no claim (no content
+term). The answer gets one line (``ANSWER_LINES``), the first that applies:
+
+- **refused**: the answer is the refusal (or makes no claim);
+- **retrieval missed it**: no packed passage looks like it answers the question (the reason names a
+  candidate of some stage's top ``top_k`` that does, if one does, but was not packed);
+- **the model ignored it**: a packed passage looks like it answers, and a sentence is unsupported or
+  cites a passage that does not support it, or no sentence draws on the words that answer (no
+  supporting window meets a window that looks like it answers the question);
+- **supported**: every claim is supported (by a passage it cites, where it cites) and some sentence
+  draws on the words of a passage that look like they answer the question.
+
+Retrieval *looks weak* under the same condition as "retrieval missed it": it is known before the
+answer (the ``context`` event carries it) and so is shown in Retrieve only too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from clear_rag.generate.prompt import cited_numbers, is_refusal
+from clear_rag.generate.sentences import sentence_spans, windows
+from clear_rag.index.analyze import Analyzer
+from clear_rag.providers.base import Reranker, describe
+from clear_rag.types import Evidence, SentenceSupport, Support
+
+BOUNDARY = 0.5
+SHORTLIST = 12  # windows per text the model scores: about 0.1 s of a MiniLM cross-encoder on two cores
+OUTSIDE = 20  # candidates outside the context looked at, best ranked first
+
+# Function words of English, written here: what a sentence says is in the other words.
+_FUNCTION_WORDS = """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had has
+    have having he her here hers herself him himself his how i if in into is it its itself just me more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves answer source sources according"""
+STOPWORDS = frozenset(_FUNCTION_WORDS.split())
+_ANALYZER = Analyzer(stem=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """``probability = sigmoid(logit_weight * logit + coverage_weight * coverage + bias)``, and where
+    the three numbers come from."""
+
+    logit_weight: float = 1.0
+    coverage_weight: float = 0.0
+    bias: float = 0.0
+    source: str = "uncalibrated: the model's own logit, 0 as the boundary"
+
+    def probability(self, logit: float, coverage: float) -> float:
+        z = self.logit_weight * logit + self.coverage_weight * coverage + self.bias
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        return cls(
+            float(data["logit_weight"]),
+            float(data["coverage_weight"]),
+            float(data["bias"]),
+            str(data.get("source", "")),
+        )
+
+
+UNCALIBRATED = Calibration()
+
+
+def content_terms(text: str) -> list[str]:
+    """The terms a text claims something with: the index's terms, stemmed, less stopwords and the
+    numbers of its ``[n]`` citation markers."""
+    bare = _without_markers(text)
+    return [t for t in _ANALYZER.terms(bare) if t not in STOPWORDS]
+
+
+def facts(text: str) -> list[str]:
+    """The terms of a text that a supporting window must hold every one of: its numbers (years,
+    amounts, counts) and its names (words written with a capital after the text's first word), the
+    two things a model most often gets wrong while the rest of the sentence reads right."""
+    bare = _without_markers(text)
+    named = [m.group(0) for m in _NAME.finditer(bare) if m.start() > _first_word_end(bare)]
+    name_terms = {t for word in named for t in _ANALYZER.terms(word)}
+    return list(
+        dict.fromkeys(
+            t
+            for t in _ANALYZER.terms(bare)
+            if t not in STOPWORDS and (any(ch.isdigit() for ch in t) or t in name_terms)
+        )
+    )
+
+
+_NAME = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")
+
+
+def _first_word_end(text: str) -> int:
+    found = re.search(r"\w+", text)
+    return found.end() if found else 0
+
+
+def coverage(text_terms: Sequence[str], window_terms: set[str]) -> float:
+    """The share of the distinct content terms of a text that a window holds; 0 for a text with none."""
+    distinct = set(text_terms)
+    return len(distinct & window_terms) / len(distinct) if distinct else 0.0
+
+
+def _without_markers(text: str) -> str:
+    return re.sub(r"\[\d{1,3}\]", " ", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A stretch of a document to look for support in: a packed passage (``number`` its ``[n]``), or a
+    candidate outside the context (``number`` 0, ``found`` as ``"keyword #12"``)."""
+
+    number: int
+    chunk_id: str
+    doc_id: str
+    start: int
+    text: str
+    found: str = ""
+
+
+class SupportChecker:
+    """Scores texts against sources with a support model (see the module docstring) and judges them."""
+
+    def __init__(
+        self, model: Reranker, calibration: Calibration = UNCALIBRATED, *, shortlist: int = SHORTLIST
+    ) -> None:
+        if isinstance(shortlist, bool) or shortlist < 1:
+            raise ValueError(f"shortlist={shortlist!r} is invalid; use a positive number of windows")
+        self.model = model
+        self.calibration = calibration
+        self.shortlist = shortlist
+        self.name = describe(model)
+
+    def assess(self, question: str, passages: Sequence[Source], outside: Sequence[Source] = ()) -> Support:
+        """Which packed passages look like they answer ``question``, and which outside candidates do:
+        what is known before the answer, and whether retrieval looks weak."""
+        answers = self.evidence(question, passages)
+        beyond = self.evidence(question, outside[:OUTSIDE]) if outside else []
+        weak, reason = weak_retrieval(answers, beyond)
+        return Support(
+            answers=tuple(answers),
+            outside=tuple(beyond),
+            weak=weak,
+            weak_reason=reason,
+            model=self.name,
+            calibration=self.calibration.to_dict(),
+        )
+
+    def check(self, assessed: Support, answer: str, passages: Sequence[Source]) -> Support:
+        """``assessed`` (``assess``) with the answer's sentences scored and judged, and its line."""
+        sentences = []
+        given = {p.number for p in passages}
+        if not is_refusal(answer):
+            for start, end in sentence_spans(answer):
+                text = answer[start:end]
+                scored = self.evidence(text, passages) if content_terms(text) else []
+                # a number the model was not given cites nothing (the planner ignores it too)
+                cited = tuple(n for n in cited_numbers(text) if n in given)
+                sentences.append(SentenceSupport(start, end, text, cited, tuple(scored), "", ""))
+        return judge(dataclasses.replace(assessed, sentences=tuple(sentences)), answer)
+
+    def evidence(self, text: str, sources: Sequence[Source]) -> list[Evidence]:
+        """The best window of each source for ``text``; sources none of whose windows made the
+        shortlist are left out (they were not scored, and support nothing)."""
+        terms = content_terms(text)
+        wanted = facts(text)
+        rows: list[tuple[int, int, int, float, tuple[str, ...]]] = []  # source, start, end, coverage, missing
+        for n, source in enumerate(sources):
+            for start, end in windows(sentence_spans(source.text)):
+                window_terms = set(_ANALYZER.terms(source.text[start:end]))
+                missing = tuple(x for x in wanted if x not in window_terms)
+                rows.append((n, start, end, coverage(terms, window_terms), missing))
+        if not rows or not terms:
+            return []
+        # highest coverage first; ties in the order the sources and their windows come
+        order = sorted(range(len(rows)), key=lambda i: (-rows[i][3], i))[: self.shortlist]
+        texts = [sources[rows[i][0]].text[rows[i][1] : rows[i][2]] for i in order]
+        logits = np.asarray(self.model.score(_without_markers(text).strip(), texts), dtype=np.float64)
+        best: dict[int, Evidence] = {}
+        for i, logit in zip(order, logits.tolist(), strict=True):
+            n, start, end, cover, missing = rows[i]
+            source = sources[n]
+            probability = self.calibration.probability(logit, cover)
+            found = Evidence(
+                number=source.number,
+                chunk_id=source.chunk_id,
+                doc_id=source.doc_id,
+                start=source.start + start,
+                end=source.start + end,
+                logit=round(logit, 6),
+                coverage=round(cover, 6),
+                probability=round(probability, 6),
+                supports=supports(probability, missing),
+                missing=missing,
+                found=source.found,
+            )
+            held = best.get(n)
+            if held is None or (found.probability, found.coverage) > (held.probability, held.coverage):
+                best[n] = found
+        return [best[n] for n in sorted(best)]
+
+
+def supports(probability: float, missing: Sequence[str]) -> bool:
+    """Whether a window supports a text: calibrated probability at the boundary or above, and every
+    number and name of the text in it."""
+    return probability >= BOUNDARY and not missing
+
+
+def weak_retrieval(answers: Sequence[Evidence], outside: Sequence[Evidence]) -> tuple[bool, str]:
+    """Retrieval looks weak when no packed passage looks like it answers the question; the reason
+    names the best packed passage's probability and an outside candidate that does look like it."""
+    if any(e.supports for e in answers):
+        return False, ""
+    best = max(answers, key=lambda e: e.probability, default=None)
+    said = (
+        f"no passage of the context looks like it answers the question (best [{best.number}], "
+        f"p {best.probability:.2f} against {BOUNDARY})"
+        if best is not None
+        else "no passage of the context looks like it answers the question"
+    )
+    beyond = next((e for e in sorted(outside, key=lambda e: -e.probability) if e.supports), None)
+    if beyond is not None:
+        return True, f"{said}; {beyond.chunk_id} ({beyond.found}) does, but was not packed"
+    return True, f"{said}, nor does any other candidate in the top of a stage"
+
+
+def sentence_verdict(cited: Sequence[int], evidence: Sequence[Evidence], *, claim: bool) -> tuple[str, str]:
+    """A sentence's kind (one of ``SUPPORT_KINDS``) and its verdict in words."""
+    if not claim:
+        return "no claim", "no claim to check"
+    backing = [e.number for e in evidence if e.supports and e.number > 0]
+    named = list(cited)
+    if named:
+        agreeing = [n for n in named if n in backing]
+        if agreeing:
+            return "supported", f"supported by {_refs(agreeing)}"
+        if backing:
+            return "miscited", f"cited {_refs(named)} but supported by {_refs(backing)}"
+        return "cited, unsupported", f"cited {_refs(named)}, not supported by it"
+    if backing:
+        return "supported", f"supported by {_refs(backing)} (not cited)"
+    return "unsupported", "supported by no passage"
+
+
+def judge(support: Support, answer: str) -> Support:
+    """Every decision of ``support`` taken again from its evidence: the windows' ``supports``, each
+    sentence's verdict, the weak-retrieval warning and the answer's line. Pure, so that a stored
+    trace replays to the same verdicts."""
+
+    def decided(e: Evidence) -> Evidence:
+        return dataclasses.replace(e, supports=supports(e.probability, e.missing))
+
+    answers = tuple(map(decided, support.answers))
+    outside = tuple(map(decided, support.outside))
+    sentences = []
+    for s in support.sentences:
+        evidence = tuple(map(decided, s.evidence))
+        kind, verdict = sentence_verdict(s.cited, evidence, claim=bool(content_terms(s.text)))
+        sentences.append(dataclasses.replace(s, evidence=evidence, kind=kind, verdict=verdict))
+    weak, weak_reason = weak_retrieval(answers, outside)
+    judged = dataclasses.replace(
+        support,
+        answers=answers,
+        outside=outside,
+        weak=weak,
+        weak_reason=weak_reason,
+        sentences=tuple(sentences),
+    )
+    line, reason = answer_line(judged, answer)
+    return dataclasses.replace(judged, line=line, reason=reason)
+
+
+def answer_line(support: Support, answer: str) -> tuple[str, str]:
+    """The answer's one line and the sentence behind it (see the module docstring for the order)."""
+    if not answer:
+        return "", ""
+    answering = [e.number for e in support.answers if e.supports]
+    claims = [(i, s) for i, s in enumerate(support.sentences, start=1) if s.kind != "no claim"]
+    if is_refusal(answer) or not claims:
+        said = "the answer is a refusal" if is_refusal(answer) else "the answer makes no claim"
+        if answering:
+            return "refused", f"{said}, although {_answering(answering)}"
+        return "refused", f"{said}; no passage of the context looks like it answers the question"
+    if not answering:
+        return "retrieval missed it", support.weak_reason
+    looks = _answering(answering)
+    for i, s in claims:
+        backing = [e.number for e in s.evidence if e.supports]
+        if s.kind == "miscited":
+            return (
+                "the model ignored it",
+                f"sentence {i} cites {_refs(s.cited)} but {_refs(backing)} supports it",
+            )
+        if s.kind == "cited, unsupported":
+            return (
+                "the model ignored it",
+                f"sentence {i} cites {_refs(s.cited)}, which does not support it; {looks}",
+            )
+        if s.kind == "unsupported":
+            return "the model ignored it", f"sentence {i} is supported by no passage; {looks}"
+    used = [e for _, s in claims for e in s.evidence if e.supports]
+    if not {e.number for e in used} & set(answering):
+        return "the model ignored it", f"{looks}; the answer uses {_refs(sorted({e.number for e in used}))}"
+    # Using the passage is not enough: the answer must draw on the words of it that answer the question.
+    # A sentence copied from another part of the right passage (its heading, say) says something true,
+    # and not what was asked.
+    if not any(_overlap(e, a) for e in used for a in support.answers if a.supports):
+        return "the model ignored it", f"{looks}, in words the answer does not use"
+    uncited = any(not s.cited for _, s in claims)
+    return "supported", "every sentence is supported by a passage" + (
+        " (some by one they do not cite)" if uncited else " it cites"
+    )
+
+
+def _overlap(a: Evidence, b: Evidence) -> bool:
+    """Whether two windows share text: the same document, and spans that meet."""
+    return a.doc_id == b.doc_id and a.start < b.end and b.start < a.end
+
+
+def _answering(numbers: Sequence[int]) -> str:
+    """``[2] looks like it answers the question``, or ``[1][2] look like they answer it``."""
+    if len(set(numbers)) == 1:
+        return f"{_refs(numbers)} looks like it answers the question"
+    return f"{_refs(numbers)} look like they answer the question"
+
+
+def _refs(numbers: Sequence[int]) -> str:
+    return "".join(f"[{n}]" for n in dict.fromkeys(numbers))
+
+
+def support_checker(name: str) -> SupportChecker:
+    """The checker over the reranker ``name`` (as ``--reranker`` names them), with the calibration
+    shipped beside it where it has one (``clear-rag train support`` writes it), else uncalibrated."""
+    from clear_rag import models
+    from clear_rag.providers.select import make_reranker
+
+    found = models.support_calibration(name)
+    return SupportChecker(make_reranker(name), Calibration.from_dict(found) if found else UNCALIBRATED)
