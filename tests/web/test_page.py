@@ -4,13 +4,15 @@
 What a person would check by hand: the rank flow's stages are drawn before the answer's first word;
 a candidate opens in the inspector with its rank under each search; a citation opens its document with
 exactly the cited span marked; a knob whose model is missing says why; a document full of markup shows
-as text and runs nothing. The chat and rank-flow screenshots in site/img/ are taken here.
+as text and runs nothing. The chat, rank-flow and answer-side screenshots in site/img/ are taken here
+(the answer side's behaviour is tested in test_answer_side.py).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +31,12 @@ from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
 from tests.conftest import toy_config
 from tests.toy import CORPUS
+from tests.web.answering import ANSWERED, CountingChat, checked_models, miscited
 from tests.web.browser import WAIT_MS, open_page, require_browser
 from tests.web.conftest import serving
 
 sync_api = require_browser()
+opened_page = contextmanager(open_page)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -367,3 +371,52 @@ def test_a_follow_up_keeps_its_conversation_and_shows_what_was_searched(
     assert page.inner_text("#conversation") == conversation
     # the echo model's rewrite is either searched or refused; either way the page says which
     sync_api.expect(page.locator(".turn:last-child .searched .rewrite")).to_have_count(1)
+
+
+# Overlap of an answer sentence's verdict with the words of any sentence, and the page's width
+# beyond its window (a horizontal scroll): both must be none.
+LAYOUT = """() => {
+  const hit = (a, b) =>
+    a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const words = [...document.querySelectorAll('#answer .sentence')].flatMap(s => [...s.getClientRects()]);
+  const badges = [...document.querySelectorAll('#answer .verdict')].map(b => b.getBoundingClientRect());
+  return {
+    overlaps: badges.filter(b => words.some(w => hit(b, w))).length,
+    overflow: document.documentElement.scrollWidth - window.innerWidth,
+  };
+}"""
+
+
+def test_the_answer_side_at_1440_and_390_light_and_dark(browser: Any, tmp_path: Path, shots: Path) -> None:
+    """The README's pictures of the answer side: a sentence copied from passage [l] but cited [b],
+    its support opened; the page fits each width, and no verdict covers an answer's words."""
+    store = build_store(tmp_path)
+    chat = CountingChat()
+    (tmp_path / "results").mkdir()  # no graded answers: the caveat says the check is not measured
+    app = create_app(store, page_config(), checked_models(chat), results_dir=tmp_path / "results")
+    try:
+        with serving(app) as base:
+            answer, _, _ = miscited(base)
+            for (width, height), scheme in [
+                (w, c) for w in ((1440, 900), (390, 844)) for c in ("light", "dark")
+            ]:
+                with opened_page(browser, width=width, height=height) as page:
+                    page.emulate_media(color_scheme=scheme)
+                    chat.enqueue(answer)
+                    page.goto(base)
+                    ask(page, ANSWERED)
+                    page.click("#answer button.verdict[data-sentence='2']")
+                    sync_api.expect(page.locator("#document mark.support")).to_be_visible()
+                    sync_api.expect(page.locator("#given mark.support")).to_be_visible()
+                    layout = page.evaluate(LAYOUT)
+                    assert layout == {"overlaps": 0, "overflow": 0}, (width, scheme, layout)
+                    suffix = "" if scheme == "light" else "-dark"
+                    if width < 900:  # one column: the turn first, then what the model was given
+                        page.evaluate("window.scrollTo(0, 0)")
+                        page.screenshot(path=str(shots / f"answer-side-{width}{suffix}.png"))
+                        page.locator(".tabbed").evaluate("e => e.scrollIntoView()")
+                        page.screenshot(path=str(shots / f"answer-side-{width}-given{suffix}.png"))
+                    else:
+                        page.screenshot(path=str(shots / f"answer-side-{width}{suffix}.png"))
+    finally:
+        store.close()

@@ -228,4 +228,17 @@ def test_the_answer_suite_shows_its_grades_and_the_answers_behind_a_move(
     sync_api.expect(graded.first).to_be_visible()
     verdicts = {q["graded"]["verdict"] for r in document["rows"] for q in r["questions"]}
     assert graded.first.evaluate("td => td.dataset.graded") in verdicts
+    # beside the grader's verdict, the support check's line and sentence verdicts from the same record
+    first = page.locator("#results-moves tbody tr").first
+    question = first.get_attribute("data-question")
+    rows = {r["name"]: r for r in document["rows"]}
+    for cell, row in zip(
+        first.locator("td[data-field='graded']").all(), [document["baseline"], moved], strict=True
+    ):
+        (record,) = [q for q in rows[row]["questions"] if q["id"] == question]
+        support = record["graded"]["support"]
+        sync_api.expect(cell.locator(".check")).to_have_attribute("data-check-line", support["line"])
+        claims = [s for s in support["sentences"] if s["kind"] != "no claim"]
+        kinds = cell.locator(".check-sentences li").evaluate_all("items => items.map(i => i.dataset.kind)")
+        assert kinds == [s["kind"] for s in claims]
     page.screenshot(path=str(shots / "results-answers.png"), full_page=True)

@@ -3,14 +3,16 @@
 // the rank flow) redraw themselves. A replay from history feeds stored events through the very same
 // path, which is why nothing here distinguishes live from replayed beyond a label.
 
-import { el } from "./dom.js";
+import { el, getJSON } from "./dom.js";
 import { DocumentViewer } from "./documents.js";
+import { GivenPanel } from "./given.js";
 import { History } from "./history.js";
 import { Inspector } from "./inspector.js";
 import { Lab } from "./lab.js";
 import { RankFlow } from "./rankflow.js";
 import { Run } from "./run.js";
 import { postEvents } from "./sse.js";
+import { Tabs } from "./tabs.js";
 import { Turn } from "./turn.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -19,12 +21,14 @@ const state = {
   conversation: null,
   run: null, // the run the rank flow and inspector show
   streaming: null, // AbortController of the question in flight
+  activeTurn: null, // the turn whose sentence's support is shown
 };
 
 const chat = $("#chat");
 const form = $("#ask-form");
 const question = $("#question");
 const askButton = $("#ask");
+const retrieveButton = $("#retrieve");
 const stopButton = $("#stop");
 const conversationLabel = $("#conversation");
 
@@ -32,13 +36,26 @@ const viewer = new DocumentViewer($("#document"));
 const inspector = new Inspector($("#inspector"), {
   openDocument: (docId, start, end, chunkId) => viewer.open(docId, start, end, { kind: "chunk", label: chunkId }),
 });
-const rankflow = new RankFlow($("#rankflow"), { onSelect: selectCandidate });
+const rankflow = new RankFlow($("#rankflow"), { onSelect: selectCandidate, markCited: true });
+const tabs = new Tabs($(".tabs[role='tablist']"));
+const given = new GivenPanel($("#given"), {
+  openDocument: openEvidence,
+  onClear: () => {
+    state.activeTurn?.setActive(null);
+    state.activeTurn = null;
+  },
+});
 const lab = new Lab($("#lab"));
+// /api/config once: the Lab's knobs, and the support check's model and measured agreement, which
+// every turn's caveat quotes
+const configLoaded = getJSON("/api/config");
+const checkInfo = configLoaded.then((config) => config.support || null).catch(() => null);
 const history = new History($("#history"), { onReplay: replay });
 
 function selectCandidate(chunkId) {
   if (!state.run) return;
   rankflow.select(chunkId);
+  tabs.select("tab-inspector");
   inspector.show(state.run, chunkId);
 }
 
@@ -46,6 +63,9 @@ function focusRun(run, turn) {
   state.run = run;
   rankflow.show(run);
   inspector.reset();
+  given.show(run);
+  state.activeTurn?.setActive(null);
+  state.activeTurn = null;
   for (const node of chat.querySelectorAll(".turn.current")) node.classList.remove("current");
   turn.node.classList.add("current");
 }
@@ -58,6 +78,8 @@ function addTurn(run, text, { replay = false } = {}) {
     onCite: (number, citation) =>
       viewer.open(citation.doc_id, citation.start, citation.end, { kind: "cited", label: number ? `cited as [${number}]` : "cited" }),
     onPick: () => state.run !== run && focusRun(run, turn),
+    onSentence: (sentence, evidence, index) => showSupport(run, turn, sentence, evidence, index),
+    checkInfo,
   });
   $("#answer")?.removeAttribute("id");
   turn.answer.id = "answer";
@@ -68,8 +90,31 @@ function addTurn(run, text, { replay = false } = {}) {
   return turn;
 }
 
-async function ask(text) {
-  const run = new Run();
+/** A sentence's support: its window marked in "What the model was given" and in its document. */
+function showSupport(run, turn, sentence, evidence, index) {
+  if (state.run !== run) focusRun(run, turn);
+  if (state.activeTurn && state.activeTurn !== turn) state.activeTurn.setActive(null);
+  state.activeTurn = turn;
+  turn.setActive(index);
+  tabs.select("tab-given");
+  given.mark({
+    title: `Sentence ${index + 1}: “${sentence.text}”`,
+    verdict: sentence.verdict,
+    kind: sentence.kind,
+    evidence: (sentence.evidence || []).filter((e) => e.number > 0),
+    chosen: evidence,
+  });
+  if (evidence) openEvidence(evidence, `sentence ${index + 1}, [${evidence.number}]`);
+}
+
+function openEvidence(evidence, label) {
+  const kind = evidence.logit === undefined ? "chunk" : "support";
+  viewer.open(evidence.doc_id, evidence.start, evidence.end, { kind, label });
+}
+
+/** Ask `text`; with generate false (Retrieve only) the server stops after the context, asking no model. */
+async function ask(text, { generate = true } = {}) {
+  const run = new Run({ generate });
   addTurn(run, text);
   const controller = new AbortController();
   state.streaming = controller;
@@ -80,7 +125,7 @@ async function ask(text) {
   });
   await postEvents(
     "/api/chat",
-    { question: text, conversation: state.conversation, config: lab.overrides(), generate: true },
+    { question: text, conversation: state.conversation, config: lab.overrides(), generate },
     (kind, data) => run.apply(kind, data),
     { signal: controller.signal },
   );
@@ -99,6 +144,7 @@ function replay(text, events) {
 
 function setBusy(busy, outcome = "") {
   askButton.disabled = busy;
+  retrieveButton.disabled = busy;
   stopButton.hidden = !busy;
   chat.dataset.state = busy ? "streaming" : outcome;
 }
@@ -122,6 +168,14 @@ question.addEventListener("keydown", (event) => {
     form.requestSubmit();
   }
 });
+retrieveButton.addEventListener("click", () => {
+  // the question box's own check (required), as the form's submit does it
+  if (!form.reportValidity()) return;
+  const text = question.value.trim();
+  if (!text || state.streaming) return;
+  question.value = "";
+  ask(text, { generate: false });
+});
 stopButton.addEventListener("click", () => state.streaming?.abort());
 $("#new-conversation").addEventListener("click", () => {
   setConversation(null);
@@ -133,6 +187,7 @@ $("#document-close").addEventListener("click", () => {
 
 setConversation(null);
 inspector.reset();
+given.render();
 rankflow.redraw();
-lab.load();
+lab.load(configLoaded);
 history.load();

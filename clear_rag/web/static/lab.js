@@ -24,9 +24,10 @@ export class Lab {
     root.querySelector("#lab-reset").addEventListener("click", () => this.render());
   }
 
-  async load() {
+  /** The knobs of /api/config; `config`, where given, is that request already made (the page asks once). */
+  async load(config = null) {
     try {
-      const { knobs } = await getJSON("/api/config");
+      const { knobs } = await (config || getJSON("/api/config"));
       this.knobs = knobs.some((k) => k.key === SELF_CORRECTION.key) ? knobs : [...knobs, SELF_CORRECTION];
     } catch (error) {
       clear(this.form).append(el("p", { class: "error" }, `Could not load the settings: ${error.message}`));

@@ -14,10 +14,14 @@ const PAD = 12;
 const STUB = 22; // length of an entry's or exit's stub line
 
 export class RankFlow {
-  /** root: the #rankflow section; onSelect(chunkId) when a candidate is clicked. */
-  constructor(root, { onSelect }) {
+  /**
+   * root: the #rankflow section; onSelect(chunkId) when a candidate is clicked; markCited: mark the
+   * chunks of the passages the answer cited (the chat page, whose legend says so).
+   */
+  constructor(root, { onSelect, markCited = false }) {
     this.root = root;
     this.onSelect = onSelect;
+    this.markCited = markCited;
     this.run = null;
     this.unsubscribe = null;
     this.selected = null;
@@ -38,7 +42,7 @@ export class RankFlow {
     this.pair = "";
     this.selected = null;
     this.unsubscribe = run.subscribe((kind) => {
-      if (kind === "stage" || kind === "context") this.redraw();
+      if (kind === "stage" || kind === "context" || kind === "citations") this.redraw();
     });
     this.redraw();
   }
@@ -101,9 +105,10 @@ export class RankFlow {
       "aria-label": `rank flow across ${columns.map((s) => s.name).join(", ")}`,
     });
     const packed = run.packed();
+    const cited = this.markCited ? run.citedChunks() : new Map();
     const x = (i) => PAD + i * (BOX_W + GAP);
     const y = (rank) => HEAD_H + (Math.min(rank, limit + 1) - 1) * ROW_H + (rank > limit ? ROW_H * 0.6 : 0);
-    const ctx = { run, packed, limit, x, y };
+    const ctx = { run, packed, cited, limit, x, y };
     const lines = svg("g", { class: "lines" });
     root.append(lines);
     columns.forEach((stage, i) => {
@@ -114,7 +119,7 @@ export class RankFlow {
     this.canvas.append(root);
   }
 
-  drawColumn(stage, i, { run, packed, limit, x, y }, overflow) {
+  drawColumn(stage, i, { run, packed, cited, limit, x, y }, overflow) {
     const detail = stage.detail || {};
     const group = svg("g", { class: "column", "data-stage": stage.name });
     const left = x(i);
@@ -125,21 +130,28 @@ export class RankFlow {
     );
     for (const cand of stage.candidates.slice(0, limit)) {
       const found = foundClass(run.foundBy(cand.chunk_id));
+      // a chunk of a passage the answer cited: a bar along the box's left edge (inside it, clear of
+      // the rank) and an outline of its own, in every column it is in
+      const numbers = cited.get(cand.chunk_id);
+      const citedAs = numbers ? `\ncited in the answer${numbers.length ? ` as ${numbers.map((n) => `[${n}]`).join("")}` : ""}` : "";
+      const top = y(cand.rank) - ROW_H / 2 + 1;
       const node = svg(
         "g",
         {
-          class: ["node", packed.has(cand.chunk_id) && "packed", cand.chunk_id === this.selected && "selected"],
+          class: ["node", packed.has(cand.chunk_id) && "packed", numbers && "cited", cand.chunk_id === this.selected && "selected"],
           "data-chunk-id": cand.chunk_id,
           "data-stage": stage.name,
           "data-rank": cand.rank,
           "data-found": found,
+          "data-cited": numbers ? numbers.join(",") : null,
           tabindex: 0,
           onclick: () => this.onSelect(cand.chunk_id),
           onkeydown: (event) => event.key === "Enter" && this.onSelect(cand.chunk_id),
         },
-        svg("title", {}, `${cand.chunk_id}\nrank ${cand.rank} at ${stage.name}, score ${fmt(cand.score, 4)}`),
-        svg("rect", { x: left, y: y(cand.rank) - ROW_H / 2 + 1, width: BOX_W, height: ROW_H - 2, rx: 3 }),
-        svg("text", { x: left + 4, y: y(cand.rank) + 4, class: "rank" }, String(cand.rank)),
+        svg("title", {}, `${cand.chunk_id}\nrank ${cand.rank} at ${stage.name}, score ${fmt(cand.score, 4)}${citedAs}`),
+        svg("rect", { x: left, y: top, width: BOX_W, height: ROW_H - 2, rx: 3 }),
+        numbers ? svg("rect", { class: "cited-bar", x: left, y: top, width: 3, height: ROW_H - 2 }) : null,
+        svg("text", { x: left + 4 + (numbers ? 1 : 0), y: y(cand.rank) + 4, class: "rank" }, String(cand.rank)),
         svg("text", { x: left + 22, y: y(cand.rank) + 4, class: "label" }, shortId(cand.chunk_id)),
         svg("text", { x: left + BOX_W - 4, y: y(cand.rank) + 4, class: "score" }, fmt(run.shownScore(stage, cand), 2)),
       );

@@ -129,10 +129,21 @@ export class MovesView {
       this.body.append(el("p", { class: "muted" }, "No question moved."));
       return;
     }
-    // a suite that grades answers: each side's answer and the grader's verdict on it
+    // a suite that grades answers: each side's answer and the grader's verdict on it, and where the
+    // support check read the answer, its line and sentence verdicts beside the grader's
     const graded = found.moves.some((m) => m.pinned.graded !== undefined || m.row.graded !== undefined);
     const answerCells = (side) =>
-      graded ? [el("td", { "data-field": "graded", "data-graded": side.graded || "" }, side.graded || "—", el("div", { class: "answer muted" }, side.answer || ""))] : [];
+      graded
+        ? [
+            el(
+              "td",
+              { "data-field": "graded", "data-graded": side.graded || "" },
+              el("span", { class: "grader" }, "graded: ", side.graded || "—"),
+              el("div", { class: "answer muted" }, side.answer || ""),
+              side.support ? checked(side.support) : null,
+            ),
+          ]
+        : [];
     const head = el(
       "tr",
       {},
@@ -168,4 +179,22 @@ export class MovesView {
     );
     this.body.append(el("table", { class: "moves" }, el("thead", {}, head), el("tbody", {}, rows)));
   }
+}
+
+/** The support check's verdicts on one answer: its line and reason, then each sentence's verdict. */
+function checked(support) {
+  const sentences = (support.sentences || []).filter((s) => s.kind !== "no claim");
+  return el(
+    "div",
+    { class: "check", "data-check-line": support.line || "" },
+    el("span", { class: "check-line", "data-line": support.line || "" }, "support check: ", support.line || "—"),
+    support.reason ? el("span", { class: "muted" }, ` (${support.reason})`) : null,
+    sentences.length
+      ? el(
+          "ol",
+          { class: "check-sentences" },
+          sentences.map((s) => el("li", { "data-kind": s.kind }, el("q", {}, s.text), ` ${s.verdict}`)),
+        )
+      : null,
+  );
 }

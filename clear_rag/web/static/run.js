@@ -4,12 +4,15 @@
 // stage built on others, "shortlist"/"top_k"/"budget_tokens" for cut-offs).
 
 export class Run {
-  constructor() {
+  /** generate: false for Retrieve only, true for a question asked, null where not known (a replay). */
+  constructor({ generate = null } = {}) {
+    this.generate = generate;
     this.query = null;
     this.stages = []; // in arrival order
     this.context = null;
     this.answer = "";
     this.citations = null;
+    this.support = null; // the support event: each answer sentence's evidence and verdict, the answer's line
     this.done = null;
     this.error = null;
     this.found = null;
@@ -21,6 +24,8 @@ export class Run {
     switch (kind) {
       case "query":
         this.query = data;
+        // a replayed trace says it stopped after the context (the planner records it in its steps)
+        if (this.generate === null && data.steps && data.steps["retrieve only"]) this.generate = false;
         break;
       case "stage":
         this.stages.push(data);
@@ -34,6 +39,9 @@ export class Run {
         break;
       case "citations":
         this.citations = data.citations || [];
+        break;
+      case "support":
+        this.support = data;
         break;
       case "done":
         this.done = data;
@@ -148,6 +156,31 @@ export class Run {
 
   citation(number) {
     return (this.citations || []).find((c) => this.citationNumber(c) === number) || null;
+  }
+
+  /** The packed passage numbered `number` (its "[n]" in the prompt), or null. */
+  passage(number) {
+    return ((this.context && this.context.passages) || []).find((p) => p.number === number) || null;
+  }
+
+  /**
+   * chunk id -> the passage numbers the answer cited it under: every chunk of each cited passage
+   * (a passage may join several adjacent chunks), or the citation's own chunk where the context
+   * event carried no passages (a trace stored before they were kept).
+   */
+  citedChunks() {
+    const cited = new Map();
+    const add = (chunkId, number) => {
+      if (!cited.has(chunkId)) cited.set(chunkId, []);
+      if (number && !cited.get(chunkId).includes(number)) cited.get(chunkId).push(number);
+    };
+    for (const citation of this.citations || []) {
+      const number = this.citationNumber(citation);
+      const passage = number ? this.passage(number) : null;
+      const ids = passage && passage.chunk_ids && passage.chunk_ids.length ? passage.chunk_ids : [citation.chunk_id];
+      for (const id of ids) add(id, number);
+    }
+    return cited;
   }
 }
 
