@@ -29,6 +29,7 @@ from tests.web.answering import (
 from tests.web.browser import WAIT_MS, open_page, require_browser
 from tests.web.conftest import serving
 from tests.web.test_page import build_store, page_config, trace_of_latest
+from tests.web.test_results_page import open_file
 
 sync_api = require_browser()
 expect = sync_api.expect
@@ -382,3 +383,60 @@ def test_the_context_tabs_work_by_keyboard(page: Any, answering: tuple[str, Stor
     page.keyboard.press("Enter")
     expect(page.locator("#inspector-panel")).to_be_visible()
     expect(page.locator("#inspector h3")).not_to_be_empty()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_answer_side_passes_axe(
+    browser: Any, answering: tuple[str, Store, CountingChat], width: int, height: int, scheme: str
+) -> None:
+    """axe-core's rules (contrast, names, heading order, focusable scrolling regions) find nothing on
+    an answered question with a sentence opened and a Retrieve only turn with its warning."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    base, _, chat = answering
+    answer, _, _ = miscited(base)
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(base)
+        chat.enqueue(answer)
+        ask(page, ANSWERED)
+        page.locator(".turn:last-child .verdict").last.click()
+        expect(page.locator("#given mark.support")).to_have_count(1)
+        ask(page, UNANSWERED, button="#retrieve")
+        expect(page.locator(".turn:last-child .weak-warning")).to_be_visible()
+        found = Axe().run(page).response["violations"]
+        assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in found] == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_results_view_of_the_graded_answers_passes_axe(browser: Any, tmp_path: Path, scheme: str) -> None:
+    """The same rules on the Results view over the committed result files, the graded answers open."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    store = build_store(tmp_path)
+    results = Path(__file__).resolve().parents[2] / "results"
+    app = create_app(store, page_config(), checked_models(CountingChat()), results_dir=results)
+    try:
+        with serving(app) as base:
+            for width, height in ((1440, 900), (390, 844)):
+                context = browser.new_context(
+                    viewport={"width": width, "height": height}, color_scheme=scheme
+                )
+                try:
+                    page = context.new_page()
+                    page.set_default_timeout(WAIT_MS)
+                    open_file(page, base, "answers")
+                    # a move opened: each side's answer with the grader's and the check's verdicts
+                    page.locator("#pinned-table button.diff[data-metric='correct']").last.click()
+                    expect(page.locator("#results-moves .check").first).to_be_visible()
+                    found = Axe().run(page).response["violations"]
+                    assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in found] == []
+                finally:
+                    context.close()
+    finally:
+        store.close()

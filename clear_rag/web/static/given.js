@@ -95,7 +95,7 @@ export class GivenPanel {
         el(
           "section",
           { class: "message", "data-role": message.role, "aria-label": `${message.role} message` },
-          el("h4", { class: "role" }, message.role === "system" ? "System message" : "User message"),
+          el("h3", { class: "role" }, message.role === "system" ? "System message" : "User message"),
           body,
         ),
       );

@@ -157,7 +157,7 @@ export class MovesView {
       el("th", {}, `lost? ${pinned}`),
       el("th", {}, `lost? ${row}`),
       ...(graded ? [el("th", {}, `answer ${pinned}`), el("th", {}, `answer ${row}`)] : []),
-      el("th", {}, ""),
+      el("th", {}, "trace"),
     );
     const rows = found.moves.map((m) =>
       el(
