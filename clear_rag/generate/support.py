@@ -53,9 +53,11 @@ answer (the ``context`` event carries it) and so is shown in Retrieve only too.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,7 +147,7 @@ def _first_word_end(text: str) -> int:
     return found.end() if found else 0
 
 
-def coverage(text_terms: Sequence[str], window_terms: set[str]) -> float:
+def coverage(text_terms: Sequence[str], window_terms: AbstractSet[str]) -> float:
     """The share of the distinct content terms of a text that a window holds; 0 for a text with none."""
     distinct = set(text_terms)
     return len(distinct & window_terms) / len(distinct) if distinct else 0.0
@@ -216,8 +218,7 @@ class SupportChecker:
         wanted = facts(text)
         rows: list[tuple[int, int, int, float, tuple[str, ...]]] = []  # source, start, end, coverage, missing
         for n, source in enumerate(sources):
-            for start, end in windows(sentence_spans(source.text)):
-                window_terms = set(_ANALYZER.terms(source.text[start:end]))
+            for start, end, window_terms in _windows(source.text):
                 missing = tuple(x for x in wanted if x not in window_terms)
                 rows.append((n, start, end, coverage(terms, window_terms), missing))
         if not rows or not terms:
@@ -248,6 +249,16 @@ class SupportChecker:
             if held is None or (found.probability, found.coverage) > (held.probability, held.coverage):
                 best[n] = found
         return [best[n] for n in sorted(best)]
+
+
+@functools.lru_cache(maxsize=256)
+def _windows(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """A source's windows with their terms: cut and analysed once for the question and every sentence
+    of the answer, which are each read against the same passages."""
+    return tuple(
+        (start, end, frozenset(_ANALYZER.terms(text[start:end])))
+        for start, end in windows(sentence_spans(text))
+    )
 
 
 def supports(probability: float, missing: Sequence[str]) -> bool:

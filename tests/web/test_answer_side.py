@@ -63,6 +63,16 @@ def ask(page: Any, question: str, *, button: str = "#ask") -> None:
     assert page.get_attribute("#chat", "data-state") == "done", page.inner_text("#chat")
 
 
+def ask_miscited(page: Any, answering: tuple[str, Store, CountingChat]) -> tuple[str, int, int]:
+    """A new page asks ``ANSWERED`` and the model answers with ``miscited``'s answer: ``(answer, b, l)``."""
+    base, _, chat = answering
+    found = miscited(base)
+    chat.enqueue(found[0])
+    page.goto(base)
+    ask(page, ANSWERED)
+    return found
+
+
 def event(trace: dict[str, Any], kind: str) -> dict[str, Any]:
     found: dict[str, Any] = next(e["data"] for e in trace["events"] if e["event"] == kind)
     return found
@@ -105,11 +115,8 @@ def test_the_context_panel_shows_the_messages_exactly_as_sent(
 def test_the_chunks_of_cited_passages_are_marked_in_every_stage(
     page: Any, answering: tuple[str, Store, CountingChat]
 ) -> None:
-    base, _, chat = answering
-    answer, b, _ = miscited(base)
-    chat.enqueue(answer)
-    page.goto(base)
-    ask(page, ANSWERED)
+    base = answering[0]
+    _, b, _ = ask_miscited(page, answering)
     trace = trace_of_latest(page, base)
     passages = {p["number"]: p for p in event(trace, "context")["passages"]}
     cited_numbers = {c["number"] for c in trace["trace"]["citations"]}
@@ -137,11 +144,8 @@ def test_the_chunks_of_cited_passages_are_marked_in_every_stage(
 def test_each_sentence_shows_its_verdict_and_opens_its_support(
     page: Any, answering: tuple[str, Store, CountingChat]
 ) -> None:
-    base, store, chat = answering
-    answer, b, lights = miscited(base)
-    chat.enqueue(answer)
-    page.goto(base)
-    ask(page, ANSWERED)
+    base, store, _ = answering
+    _, b, lights = ask_miscited(page, answering)
     verdicts = page.locator("#answer button.verdict")
     expect(verdicts).to_have_text([f"supported by [{b}]", f"cited [{b}] but supported by [{lights}]"])
     expect(page.locator("#answer .sentence")).to_have_text(
@@ -394,15 +398,11 @@ def test_the_answer_side_passes_axe(
     an answered question with a sentence opened and a Retrieve only turn with its warning."""
     from axe_playwright_python.sync_playwright import Axe
 
-    base, _, chat = answering
-    answer, _, _ = miscited(base)
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     try:
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)
-        page.goto(base)
-        chat.enqueue(answer)
-        ask(page, ANSWERED)
+        ask_miscited(page, answering)
         page.locator(".turn:last-child .verdict").last.click()
         expect(page.locator("#given mark.support")).to_have_count(1)
         ask(page, UNANSWERED, button="#retrieve")
