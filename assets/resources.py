@@ -1,10 +1,11 @@
 """Resources chosen per environment: which embedder, and where stores and result files go.
 
-The embedder and the chat model are names, as the CLI spells them: ``minilm`` and ``smollm2`` (the
-defaults, real models shipped in packages) or ``hash`` and ``echo`` (the deterministic fakes, for tests
-and quick runs). Result files go to the project's data folder, ``.clear-rag/results`` (or
-``.clear-rag/results-hash`` for the fakes), never over the committed ``results/`` that the README and
-the site render: publishing a run there is a deliberate ``--results-dir results``.
+The embedder and the chat models are names, as the CLI spells them: ``minilm`` and ``smollm2`` (the
+defaults, real models shipped in packages; the sample question is answered by ``extractive``) or
+``hash`` and ``echo`` (the deterministic fakes, for tests and quick runs). Result files go to the
+project's data folder, ``.clear-rag/results`` (or ``.clear-rag/results-hash`` for the fakes), never
+over the committed ``results/`` that the README and the site render: publishing a run there is a
+deliberate ``--results-dir results``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from dagster import ConfigurableResource
 
 from clear_rag.eval.runner import stores_root
 from clear_rag.providers.base import ChatModel, Embedder
-from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER, make_chat, make_embedder
+from clear_rag.providers.select import (
+    DEFAULT_CHAT,
+    DEFAULT_EMBEDDER,
+    DEFAULT_WRITER,
+    make_chat,
+    make_embedder,
+)
 from clear_rag.store.sqlite import DEFAULT_DIR, STORE_ENV
 
 RESULTS = "results"  # committed: what the README and the site render
@@ -50,7 +57,14 @@ def support_for(embedder: str) -> str:
 
 def chat_for(embedder: str) -> str:
     """The chat model that goes with an embedder when none is named: the fake with the fake."""
-    return "echo" if embedder == "hash" else DEFAULT_CHAT
+    return "echo" if embedder == "hash" else DEFAULT_WRITER
+
+
+def answerer_for(embedder: str) -> str:
+    """What answers the sample question when no chat model is named: the extractive answerer, picking
+    with the fake reranker beside the fake embedder. It needs no compiled runtime (llama-cpp-python
+    is an opt-in install), so `make run` answers on a fresh clone."""
+    return "extractive:lexical" if embedder == "hash" else DEFAULT_CHAT
 
 
 @functools.cache
@@ -78,7 +92,7 @@ class ChatResource(ConfigurableResource):  # type: ignore[type-arg]
     """The chat model of the rows that expand the query or use HyDE. They ask it through the suite's
     generation cache, so its weights load only on a miss (``clear-rag ablate --regenerate`` asks anew)."""
 
-    name: str = DEFAULT_CHAT
+    name: str = DEFAULT_WRITER
 
     def get(self, name: str | None = None) -> ChatModel:
         """The chat model ``name`` (a suite row's own), or this resource's."""

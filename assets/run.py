@@ -56,6 +56,7 @@ from assets.resources import (
     RESULTS,
     RUN_RESULTS,
     PathsResource,
+    answerer_for,
     chat_for,
     committed_for,
     reranker_for,
@@ -228,7 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--chat",
         default=None,
-        help="smollm2 (default, or $CLEAR_RAG_CHAT; echo with --embedder hash) or echo",
+        help="the chat model of the rows that expand the query or use HyDE, and the sample question's "
+        "answerer: smollm2 for the rows (default, or $CLEAR_RAG_CHAT; echo with --embedder hash) and "
+        "extractive for the question (extractive:lexical with --embedder hash), or any --chat name",
     )
     parser.add_argument(
         "--reranker",
@@ -284,7 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.executor or os.environ.get(EXECUTOR_ENV)) == "multiprocess":
             limit = args.max_concurrent or os.cpu_count() or 1
             execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
-        sample = None if args.no_sample else Sample.bundled(embedder=name, chat=chat)
+        answerer = args.chat or os.environ.get(CHAT_ENV) or answerer_for(name)
+        sample = None if args.no_sample else Sample.bundled(embedder=name, chat=answerer)
         with instance_at(args.home) as instance:
             done = update(defs, instance, args.home / CURSOR, log=print, execution=execution)
             files = result_files(defs, instance)

@@ -3,7 +3,8 @@
 - ``sample/corpus``: the files under ``corpora/sample``, observed as one data version (their SHA-256s);
 - ``sample/store``: those files ingested into the default store (``.clear-rag``, where ``clear-rag
   ask`` looks), with its keyword and vector indexes, as ``clear-rag ingest corpora/sample`` leaves them;
-- ``sample/answer``: the sample question answered by the chat model. Its trace is stored, so when
+- ``sample/answer``: the sample question answered by its answerer (by default the extractive one,
+  which needs no compiled runtime: ``assets.resources.answerer_for``). Its trace is stored, so when
   nothing changed the answer is printed again from the store, with no model (``print_answer``).
 """
 
@@ -123,7 +124,7 @@ def sample_assets(sample: Sample) -> list[SourceAsset | AssetsDefinition]:
             config = PipelineConfig(support_model=support_for(sample.embedder))
             pipeline = open_pipeline(opened, config, embedder=embedder.get())
             checker = support_checker(config.support_model)
-            trace = Planner(pipeline, chat.get(), support=checker).run(sample.question)
+            trace = Planner(pipeline, chat.get(sample.chat), support=checker).run(sample.question)
             opened.save_trace(trace, config_hash=pipeline.config.hash())
             cited = render_citations(trace, opened.document_text)
         return MaterializeResult(

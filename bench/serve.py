@@ -14,8 +14,8 @@ Per store and config (hybrid keyword + vector, the default; then keyword only), 
 is timed apart (it loads the indexes), a few more are asked untimed, then ``--questions`` questions
 (SciFact test claims; seeded synthetic queries of 2-6 words) are timed one after another: client
 time to the first ``stage`` event, to the first ``token`` and to ``done``, as median and p90, beside
-the server's own figures from the ``done`` event (measured from the start of the question's stream,
-so after the request was read and the config checked) and each stage's ``elapsed_ms``. The issue's
+the server's own figures from the ``done`` event (measured from the request's arrival, so reading
+it and opening the config's indexes are in them) and each stage's ``elapsed_ms``. The issue's
 target is the median time to the first stage event under 50 ms at SciFact size, hybrid config.
 Written to results/bench/serve.json.
 """

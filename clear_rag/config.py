@@ -81,6 +81,9 @@ EXPECTED: dict[str, str] = {
     "chunking.overlap": "an integer of at least 0 and below the size, or nothing for the chunker's default",
     "support_model": "a reranker name that checks what supports the answer: scifact-minilm-l6 (shipped, "
     "calibrated), ms-marco-minilm-l6, a folder, or lexical (the fake)",
+    "constrained": "true or false (every answer sentence must end with the number of a source it was "
+    "given, or the answer be the refusal: a grammar on llama.cpp, a JSON schema on Ollama and "
+    "OpenAI-compatible servers, and a check of the answer for every model)",
     "answer_deadline_s": "a number of seconds above 0 (how long one chat reply may take in all)",
     "max_answer_chars": "an integer of at least 1 (characters one chat reply may hold)",
 }
@@ -172,6 +175,12 @@ class PipelineConfig(_Settings):
     # The cross-encoder the support check reads each answer sentence against the context with
     # (clear_rag.generate.support); the shipped one carries a calibration fitted on SciFact.
     support_model: Text = "scifact-minilm-l6"
+    # Answers that must cite: the chat model is asked with cite=<number of sources>
+    # (clear_rag.providers.cite: a grammar for llama.cpp, a JSON schema for Ollama and OpenAI-compatible
+    # servers), so each sentence ends with a [n] of a passage it was given or the answer is the refusal;
+    # and every answer is checked against that (clear_rag.generate.constrain), the trace's
+    # steps["constraint"] saying how one broke it. Off: the model cites as the prompt asks, or not.
+    constrained: Bool = False
     # Bounds on every chat reply (the answer, a rewrite, phrasings, a HyDE passage), enforced by the
     # planner for every chat model; a reply that passes one ends in a ModelError naming it. Neither
     # shortens a normal answer. 300 s: a 7B model on a laptop CPU (about 5 tokens/s) reads 1,500

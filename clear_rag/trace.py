@@ -198,6 +198,9 @@ def render(trace: Trace, *, top: int = 5, text: Callable[[Candidate], str] | Non
     lines += ["\n" + stage(s) for s in trace.stages]
     if trace.answer:
         lines += ["", "answer:", trace.answer]
+        by = trace.steps.get("answered by")
+        if isinstance(by, Mapping) and by.get("answerer"):
+            lines.append(f"answered by: {by['answerer']} ({by.get('answerer_kind', 'generative')})")
     return "\n".join(lines)
 
 
@@ -251,7 +254,9 @@ def render_support(
 
 
 def render_citations(trace: Trace, document_text: Callable[[str], str], *, width: int = 160) -> str:
-    """The spans the answer cites, numbered as cited, each with the stored text it points at.
+    """The spans the answer cites, in the order first cited, each under the number the answer cites it by
+    (its passage's ``[n]``; as cited, in a trace stored before the number was kept), with the stored
+    text it points at.
 
     ``document_text`` gives a document's canonical text by id (``Store.document_text``); a document
     since removed from the store raises ``KeyError`` there and is shown as gone.
@@ -265,7 +270,10 @@ def render_citations(trace: Trace, document_text: Callable[[str], str], *, width
         except KeyError:
             excerpt = "(document no longer in the store)"
         excerpt = excerpt if len(excerpt) <= width else excerpt[: width - 3] + "..."
-        lines.append(f"  [{n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}")
+        # a trace stored before citations kept their number: numbered as cited
+        lines.append(
+            f"  [{citation.number or n}] {citation.doc_id} [{citation.start}, {citation.end}): {excerpt}"
+        )
     return "\n".join(lines)
 
 

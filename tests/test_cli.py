@@ -175,6 +175,14 @@ def test_ask_streams_an_answer_from_ollama_and_lists_the_cited_spans(
     assert result.output.index("[fusion]") < result.output.index("answer:\nNew pads")  # stages, then tokens
     assert re.search(r"cited:\n  \[1\] \S*docs/a.md \[\d+, \d+\): ", result.output)
     assert asked["messages"][1]["content"].startswith("Sources:")
+    total, parts = wait_parts(result.output)  # --stages: the whole wait, the answer one of its parts
+    assert list(parts) == [
+        "opening the store, indexes and models",
+        "retrieval",
+        "answer",
+        "storing the trace",
+    ]
+    assert sum(parts.values()) == pytest.approx(total, abs=0.005)
 
 
 def test_ask_with_no_chat_server_says_what_to_do(
@@ -196,3 +204,91 @@ def test_replay_of_an_unknown_trace_names_it(tmp_path: Path, corpus: Path) -> No
     result = runner.invoke(app, ["replay", "nope", "--store", str(tmp_path)])
     assert result.exit_code == 3
     assert "'nope'" in result.output and "replay --list" in result.output
+
+
+WAITED = re.compile(r"^waited (?P<total>\d+\.\d\d) s in all \((?P<parts>[^)]*)\)$", re.MULTILINE)
+
+
+def wait_parts(output: str) -> tuple[float, dict[str, float]]:
+    """The total and the parts of the ``waited`` line `ask --stages` ends with."""
+    found = WAITED.search(output)
+    assert found, output
+    parts = re.findall(r"([a-z ,-]+?) (\d+\.\d\d) s(?:, |$)", found.group("parts"))
+    return float(found.group("total")), {name: float(seconds) for name, seconds in parts}
+
+
+def test_ask_with_stages_says_how_long_the_whole_question_took(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait counts from the command's start, so opening the store, its indexes and the models is
+    in it, not only each stage's own time: on a clock the test moves, 5 s to open and 2 s to search."""
+    from types import SimpleNamespace
+
+    import clear_rag.cli.ask as ask
+    import clear_rag.session
+    from clear_rag.generate.planner import Planner
+
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    assert runner.invoke(app, ["ingest", str(corpus), *store]).exit_code == 0
+    clock = [100.0]
+    monkeypatch.setattr(ask, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    opening, running = clear_rag.session.open_pipeline, Planner.run
+
+    def slow_open(*args: object, **kwargs: object) -> object:
+        clock[0] += 5.0
+        return opening(*args, **kwargs)  # type: ignore[arg-type]
+
+    def slow_run(self: Planner, *args: object, **kwargs: object) -> object:
+        clock[0] += 2.0
+        return running(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(clear_rag.session, "open_pipeline", slow_open)
+    monkeypatch.setattr(Planner, "run", slow_run)
+    asked = runner.invoke(app, ["ask", "disc brake pads", "--no-generate", *store])
+    assert asked.exit_code == 0, asked.output
+    assert (
+        "\nwaited 7.00 s in all (opening the store, indexes and models 5.00 s, retrieval 2.00 s, "
+        "storing the trace 0.00 s)\n" in asked.output
+    )
+    assert asked.output.index("[context]") < asked.output.index("waited ") < asked.output.index("\ntrace ")
+
+
+def test_the_waited_line_adds_up_what_it_shows() -> None:
+    from clear_rag.cli.ask import waited
+
+    parts = [("opening", 0.804), ("retrieval", 0.296), ("answer", 0.1349)]
+    # each part rounded to what is shown, and the total their sum: 0.80 + 0.30 + 0.13
+    assert waited(parts) == "waited 1.23 s in all (opening 0.80 s, retrieval 0.30 s, answer 0.13 s)"
+
+
+def test_from_the_console_script_the_wait_includes_loading_clear_rag(tmp_path: Path, corpus: Path) -> None:
+    """A person starting `clear-rag ask` waits through Python loading every command module too."""
+    import os
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).with_name("clear-rag")
+    if not script.exists():
+        pytest.skip(f"{script} is not installed (pip install -e .)")
+    store = ["--store", str(tmp_path / "s"), "--embedder", "hash"]
+    assert runner.invoke(app, ["ingest", str(corpus), *store]).exit_code == 0
+    asked = subprocess.run(
+        [str(script), "ask", "disc brake pads", "--no-generate", *store],
+        capture_output=True,
+        text=True,
+        check=False,
+        # the developer's own CLEAR_RAG_* settings left out, the support check on its fake as in-process
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("CLEAR_RAG_")},
+            "CLEAR_RAG_SUPPORT": "lexical",
+        },
+    )
+    assert asked.returncode == 0, asked.stderr
+    total, parts = wait_parts(asked.stdout)
+    assert list(parts) == [
+        "loading clear-rag",
+        "opening the store, indexes and models",
+        "retrieval",
+        "storing the trace",
+    ]
+    assert sum(parts.values()) == pytest.approx(total, abs=0.005)

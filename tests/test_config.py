@@ -64,6 +64,7 @@ def test_unknown_nested_key(tmp_path: Path) -> None:
         ({"reranker": 3}, r"reranker=3: has the wrong type\. Expected a reranker name"),
         ({"bm25_k1": True}, r"bm25_k1=True: has the wrong type"),
         ({"rerank": 1}, r"rerank=1: has the wrong type"),
+        ({"constrained": "yes"}, r"constrained='yes': has the wrong type\. Expected true or false \("),
         ({"depth": True}, r"depth=True: has the wrong type"),
         ({"rrf_k": 0}, r"rrf_k=0: is out of range"),
         ({"bm25_b": 1.5}, r"bm25_b=1.5: is out of range\. Expected a number from 0 to 1"),

@@ -30,7 +30,7 @@ from clear_rag.cli.app import (
 )
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, InputError
-from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
+from clear_rag.providers.select import DEFAULT_EMBEDDER, DEFAULT_WRITER
 
 if TYPE_CHECKING:
     from clear_rag.eval.suite import Suite
@@ -65,7 +65,7 @@ def ablate_command(
     suite: Annotated[str, typer.Argument(help="A suite name (golden/suites/NAME.yaml) or a suite file.")],
     store: StoreOption = Path(DEFAULT_STORE),
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
-    chat: SuiteChatOption = DEFAULT_CHAT,
+    chat: SuiteChatOption = DEFAULT_WRITER,
     reranker: RerankerOption = None,
     support: SupportOption = None,
     timeout: TimeoutOption = None,

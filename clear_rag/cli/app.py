@@ -70,7 +70,8 @@ ChatOption = Annotated[
     typer.Option(
         "--chat",
         envvar="CLEAR_RAG_CHAT",
-        help=f"Chat model: {', '.join(CHATS)} (smollm2 is the embedded GGUF; echo is the fake).",
+        help=f"Answerer: {', '.join(CHATS)}. extractive (the default) quotes the context's best sentences, "
+        "each cited; smollm2 is the embedded GGUF (needs `make llama`); echo is the fake.",
     ),
 ]
 

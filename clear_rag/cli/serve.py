@@ -49,6 +49,7 @@ def serve_command(
     import uvicorn
 
     from clear_rag.cli.ask import run_config
+    from clear_rag.index import compiled
     from clear_rag.web.app import create_app
     from clear_rag.web.runner import Models
 
@@ -59,6 +60,9 @@ def serve_command(
         application = create_app(opened, settings, models)
     except ClearRagError as err:
         raise fail(err) from None
+    # The search kernels compile (or load from numba's cache) in the background while the server
+    # starts; until they are ready, questions are searched with numpy (clear_rag.index.compiled).
+    compiled.start()
     if host != LOOPBACK:
         typer.echo(
             f"warning: listening on {host}: anyone who can reach this address can read your documents "

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from clear_rag.errors import Cancelled, ConfigError
 from clear_rag.generate.bounds import BoundedChat
+from clear_rag.generate.constrain import broken
 from clear_rag.generate.prompt import (
     REFUSAL,
     answer_messages,
@@ -194,7 +195,7 @@ class Planner:
         if not generate:
             steps["retrieve only"] = "stopped after the context: no answer was asked for"
         if generate:
-            answer = self._generate(messages, bool(packed.passages), emit, check, steps)
+            answer = self._generate(messages, len(packed.passages), emit, check, steps)
             chat_used = chat_used or bool(packed.passages)
             cited = citations(answer, packed)
             if is_refusal(answer):
@@ -204,7 +205,12 @@ class Planner:
                 steps["citations"] = (
                     "the model cited nothing; attributed by word overlap" if cited else "none"
                 )
-            emit(Event("citations", {"citations": [dataclasses.asdict(c) for c in cited]}))
+            steps["answered by"] = self._answerer(asked=bool(packed.passages))
+            emit(
+                Event(
+                    "citations", {"citations": [dataclasses.asdict(c) for c in cited], **steps["answered by"]}
+                )
+            )
             if self.support is not None and support is not None:
                 check()
                 support = self.support.check(support, answer, sources)
@@ -237,30 +243,44 @@ class Planner:
     def _generate(
         self,
         messages: Sequence[Message],
-        retrieved: bool,
+        sources: int,
         emit: EventSink,
         check: Callable[[], None],
         steps: dict[str, Any],
     ) -> str:
-        if not retrieved:
+        """The answer to ``messages``, which number ``sources`` passages, streamed as ``token`` events.
+
+        With ``constrained`` on, the model is asked to cite (``cite=sources``, see
+        ``clear_rag.providers.cite``) and the answer is read against the constraint whatever the model
+        did; one that breaks it is kept as it is, and ``steps["constraint"]`` says how.
+        """
+        if not sources:
             # nothing to answer from: the refusal, without asking the model
             emit(Event("token", {"text": REFUSAL}))
             steps["refusal"] = "nothing was retrieved; the model was not asked"
             return REFUSAL
+        constrained = self.pipeline.config.constrained
+        options: dict[str, object] = {"temperature": 0.0, "max_tokens": self.max_tokens}
+        if constrained:
+            options["cite"] = sources
         pieces: list[str] = []
-        stream = self._chat("answers the question", "the answer").stream(
-            messages, temperature=0.0, max_tokens=self.max_tokens
-        )
+        stream = self._chat("answers the question", "the answer").stream(messages, **options)
         try:
             for piece in stream:
                 check()
-                pieces.append(piece)
-                emit(Event("token", {"text": piece}))
+                if piece:  # a constrained HTTP model sends "" while a sentence is still being read
+                    pieces.append(piece)
+                    emit(Event("token", {"text": piece}))
         finally:
             close = getattr(stream, "close", None)
             if callable(close):
                 close()  # a generator stops here: the model is asked for no more tokens
-        return "".join(pieces).strip()
+        answer = "".join(pieces).strip()
+        if constrained:
+            found = broken(answer, sources)
+            if found is not None:
+                steps["constraint"] = found
+        return answer
 
     def _chat(self, purpose: str, reply: str) -> BoundedChat:
         """The chat model, bounded by the config's deadline and size; ``reply`` names what it writes."""
@@ -274,6 +294,15 @@ class Planner:
         return BoundedChat(
             self.chat, deadline_s=config.answer_deadline_s, max_chars=config.max_answer_chars, reply=reply
         )
+
+    def _answerer(self, *, asked: bool) -> dict[str, str]:
+        """Which answerer wrote the answer (the trace's ``steps["answered by"]``, and the ``citations``
+        event's): its name, and whether it quotes the sources (the extractive answerer) or writes (a
+        generative model); nobody, where nothing was retrieved and the refusal needed no model."""
+        if self.chat is None or not asked:
+            return {"answerer": "", "answerer_kind": "none"}
+        kind = "extractive" if getattr(self.chat, "quotes", False) else "generative"
+        return {"answerer": describe(self.chat), "answerer_kind": kind}
 
 
 def retrieval_dict(support: Support) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from clear_rag.providers.base import Message
 from clear_rag.retrieve.assemble import Assembled, Passage
@@ -22,6 +23,8 @@ If the sources do not contain the answer, reply exactly: {REFUSAL}
 Do not use outside knowledge. Be brief."""
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
+_SOURCES = "Sources:\n\n"
+_QUESTION = "\n\nQuestion: "
 
 
 def sources_block(passages: Sequence[Passage]) -> str:
@@ -46,8 +49,49 @@ def passage_texts(context: str, passages: Sequence[ContextPassage]) -> list[str]
 def answer_messages(question: str, context: str) -> list[Message]:
     """System instructions, then the numbered sources (``sources_block``) and the question in one user
     turn. Built from the context string itself, so the trace's context is what the model is given."""
-    user = f"Sources:\n\n{context}\n\nQuestion: {question}"
+    user = f"{_SOURCES}{context}{_QUESTION}{question}"
     return [Message("system", SYSTEM), Message("user", user)]
+
+
+@dataclass(frozen=True, slots=True)
+class GivenSource:
+    """One numbered source of an answer prompt, as ``read_answer_messages`` reads it back."""
+
+    number: int
+    doc_id: str
+    text: str
+
+
+def read_answer_messages(messages: Sequence[Message]) -> tuple[str, list[GivenSource]] | None:
+    """The question and the numbered sources of ``answer_messages``, read back from the messages; ``None``
+    for any other conversation (a rewrite, an expansion, a HyDE prompt).
+
+    The inverse of ``answer_messages``, for an answerer that works from the sources themselves (the
+    extractive one) and so sees exactly what a generative model is given. A source's text runs to
+    the header of the next number in sequence (``\n\n[n+1] (``), so a passage that itself holds
+    such a line is cut there: the one ambiguity of the plain-text prompt.
+    """
+    if len(messages) != 2 or messages[0].role != "system":
+        return None
+    user = messages[1].content
+    if messages[1].role != "user" or not user.startswith(_SOURCES):
+        return None
+    at = user.rfind(_QUESTION)
+    if at < 0:
+        return None
+    question, context = user[at + len(_QUESTION) :], user[len(_SOURCES) : at]
+    sources: list[GivenSource] = []
+    offset = 0
+    while offset < len(context):
+        number = len(sources) + 1
+        header = re.compile(rf"\[{number}\] \(([^\n]*)\)\n").match(context, offset)
+        if header is None:
+            return None
+        following = context.find(f"\n\n[{number + 1}] (", header.end())
+        end = len(context) if following < 0 else following
+        sources.append(GivenSource(number, header.group(1), context[header.end() : end]))
+        offset = end + 2
+    return question, sources
 
 
 def cited_numbers(answer: str) -> list[int]:

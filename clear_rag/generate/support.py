@@ -214,6 +214,19 @@ class SupportChecker:
     def evidence(self, text: str, sources: Sequence[Source]) -> list[Evidence]:
         """The best window of each source for ``text``; sources none of whose windows made the
         shortlist are left out (they were not scored, and support nothing)."""
+        best: dict[int, Evidence] = {}
+        for n, found in self.scored(text, sources):
+            held = best.get(n)
+            if held is None or (found.probability, found.coverage) > (held.probability, held.coverage):
+                best[n] = found
+        return [best[n] for n in sorted(best)]
+
+    def scored(
+        self, text: str, sources: Sequence[Source], *, shortlist: int | None = None
+    ) -> list[tuple[int, Evidence]]:
+        """Every window of the shortlist for ``text`` (the ``shortlist`` windows of highest coverage,
+        by default the checker's), scored, with the index of its source in ``sources``: highest
+        coverage first, ties in the order the sources and their windows come."""
         terms = content_terms(text)
         wanted = facts(text)
         rows: list[tuple[int, int, int, float, tuple[str, ...]]] = []  # source, start, end, coverage, missing
@@ -223,32 +236,33 @@ class SupportChecker:
                 rows.append((n, start, end, coverage(terms, window_terms), missing))
         if not rows or not terms:
             return []
-        # highest coverage first; ties in the order the sources and their windows come
-        order = sorted(range(len(rows)), key=lambda i: (-rows[i][3], i))[: self.shortlist]
+        order = sorted(range(len(rows)), key=lambda i: (-rows[i][3], i))[: shortlist or self.shortlist]
         texts = [sources[rows[i][0]].text[rows[i][1] : rows[i][2]] for i in order]
         logits = np.asarray(self.model.score(_without_markers(text).strip(), texts), dtype=np.float64)
-        best: dict[int, Evidence] = {}
+        found = []
         for i, logit in zip(order, logits.tolist(), strict=True):
             n, start, end, cover, missing = rows[i]
             source = sources[n]
             probability = self.calibration.probability(logit, cover)
-            found = Evidence(
-                number=source.number,
-                chunk_id=source.chunk_id,
-                doc_id=source.doc_id,
-                start=source.start + start,
-                end=source.start + end,
-                logit=round(logit, 6),
-                coverage=round(cover, 6),
-                probability=round(probability, 6),
-                supports=supports(probability, missing),
-                missing=missing,
-                found=source.found,
+            found.append(
+                (
+                    n,
+                    Evidence(
+                        number=source.number,
+                        chunk_id=source.chunk_id,
+                        doc_id=source.doc_id,
+                        start=source.start + start,
+                        end=source.start + end,
+                        logit=round(logit, 6),
+                        coverage=round(cover, 6),
+                        probability=round(probability, 6),
+                        supports=supports(probability, missing),
+                        missing=missing,
+                        found=source.found,
+                    ),
+                )
             )
-            held = best.get(n)
-            if held is None or (found.probability, found.coverage) > (held.probability, held.coverage):
-                best[n] = found
-        return [best[n] for n in sorted(best)]
+        return found
 
 
 @functools.lru_cache(maxsize=256)

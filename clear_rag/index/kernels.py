@@ -35,8 +35,10 @@ The top k are then ranked by score and, among equal scores, by id (``id_rank``: 
 id order).
 
 numba compiles these functions on their first call and keeps the machine code on disk beside this
-file (``cache=True``): the first search after an install or an edit compiles for about 10 s; later
-processes load it in about 0.3 s, after importing numba (about 0.4 s).
+file (``cache=True``): the first call after an install or an edit compiles for 15 s or more, a later
+process loads it in about 0.3 s, after importing numba (about 0.4 s). So no search calls them before
+:mod:`clear_rag.index.compiled` has had them compiled in a subprocess (``python -m
+clear_rag.index.warm``) and loaded from that cache; until then searches take the numpy path.
 """
 
 from __future__ import annotations

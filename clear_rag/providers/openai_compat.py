@@ -11,6 +11,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from clear_rag.errors import ModelError
+from clear_rag.providers import cite
 from clear_rag.providers.base import Message
 from clear_rag.providers.http import (
     HttpProvider,
@@ -46,6 +47,11 @@ class OpenAIChat(HttpProvider):
     ``base_url`` is the server's root, with or without ``/v1`` (LM Studio's documentation gives it with).
     ``api_key`` is sent as a bearer token when given; local servers mostly need none. Closing the
     returned iterator early closes the HTTP response, which stops the generation on the server.
+
+    ``cite=N`` asks for an answer citing sources 1 to N as a ``response_format`` of type
+    ``json_schema`` (``cite.schema(N)``), which llama-server, vLLM and LM Studio enforce; the JSON
+    reply comes back as cited text, a sentence at a time (``cite.answer_from_json``). A server that
+    ignores it answers in plain text, which is passed on, and the planner's check reports it.
     """
 
     start_hint = (
@@ -83,9 +89,12 @@ class OpenAIChat(HttpProvider):
         return f"openai-compat:{self.model}@{self.base_url}#{self.version}"
 
     def stream(self, messages: Sequence[Message], **options: object) -> Generator[str, None, None]:
-        unknown = sorted(set(options) - CHAT_OPTIONS)
+        known = CHAT_OPTIONS | {cite.OPTION}
+        unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"OpenAIChat options {unknown} are unknown; use any of {sorted(CHAT_OPTIONS)}")
+            raise ValueError(f"OpenAIChat options {unknown} are unknown; use any of {sorted(known)}")
+        options = dict(options)
+        sources = cite.cite_sources(options.pop(cite.OPTION)) if cite.OPTION in options else None
         wire = message_dicts(messages)
         payload = {
             "model": self.model,
@@ -93,7 +102,13 @@ class OpenAIChat(HttpProvider):
             "stream": True,
             **options,
         }
-        return self._pieces(payload)
+        if sources is None:
+            return self._pieces(payload)
+        payload["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "cited_answer", "strict": True, "schema": cite.schema(sources)},
+        }
+        return cite.answer_from_json(self._pieces(payload))
 
     def status_error(self, status: int, text: str, path: str) -> ModelError:
         url = self.url(path)

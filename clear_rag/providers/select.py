@@ -8,9 +8,11 @@ Names, as the CLI, the environment and configs spell them:
   ``scifact-minilm-l6-embed`` (all-MiniLM-L6-v2 fine-tuned here on SciFact's train claims, int8 ONNX
   in ``clear_rag/models``), ``hash`` (the deterministic fake),
   ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
-- chat models: ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, the default),
-  ``echo`` (the fake: replies with the question less one word per line), ``ollama:MODEL``,
-  ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
+- chat models: ``extractive`` (the default: the context's best sentences, each with its ``[n]``, picked
+  by the shipped cross-encoder; ``extractive:RERANKER`` picks with another, ``extractive:lexical`` with
+  the fake), ``smollm2`` (SmolLM2-135M GGUF shipped in a PyPI package, run by llama-cpp-python, an
+  opt-in install: ``make llama``), ``echo`` (the fake: replies with the question less one word per
+  line), ``ollama:MODEL``, ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
 - rerankers: ``ms-marco-minilm-l6`` (a cross-encoder pulled once with ``clear-rag models pull``),
   ``scifact-minilm-l6`` (all-MiniLM-L6-v2 trained here as a cross-encoder on SciFact's train claims,
   int8 ONNX shipped in ``clear_rag/models``), a folder holding ``model.onnx`` and ``tokenizer.json``,
@@ -31,10 +33,15 @@ from clear_rag.errors import ConfigError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
 EMBEDDERS = ("minilm", "minilm-q8", "scifact-minilm-l6-embed", "hash", "ollama:MODEL")
-CHATS = ("smollm2", "echo", "ollama:MODEL", "openai:MODEL")
+CHATS = ("extractive", "extractive:RERANKER", "smollm2", "echo", "ollama:MODEL", "openai:MODEL")
 RERANKERS = ("ms-marco-minilm-l6", "scifact-minilm-l6", "lexical", "PATH")
 DEFAULT_EMBEDDER = "minilm"
-DEFAULT_CHAT = "smollm2"
+DEFAULT_CHAT = "extractive"
+DEFAULT_ANSWER_MODEL = "scifact-minilm-l6"  # the cross-encoder the extractive answerer picks with
+# The generative model that writes what the suites search with (phrasings, HyDE passages) and answers
+# their rows that name no answerer; its generations are committed (results/generations/), so a run
+# reads them without llama-cpp-python, which only a cache miss needs.
+DEFAULT_WRITER = "smollm2"
 TIMEOUT_OPTION = "--timeout"
 TIMEOUT_ENV = "CLEAR_RAG_TIMEOUT"
 # Seconds a model server may take to connect, to send its first piece and each next one. Generous,
@@ -119,6 +126,11 @@ def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None)
 
 def make_chat(name: str = DEFAULT_CHAT, *, timeout: float | None = None) -> ChatModel:
     """The chat model ``name``; ``timeout`` (see ``server_timeout``) matters to one behind a server only."""
+    if name == "extractive" or (name.startswith("extractive:") and name[11:]):
+        from clear_rag.generate.extractive import ExtractiveAnswerer
+        from clear_rag.generate.support import support_checker
+
+        return ExtractiveAnswerer(support_checker(name[11:] or DEFAULT_ANSWER_MODEL))
     if name == "smollm2":
         from clear_rag.providers.gguf import smollm2
 

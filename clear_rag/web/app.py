@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -63,6 +64,7 @@ def create_app(
         runner.close()
 
     async def chat(request: Request) -> Response:
+        arrived = time.perf_counter()  # the done event's timings count the whole wait from here
         try:
             asked = _chat_request(await request.body())
             config = runner.config_for(asked.config)
@@ -78,7 +80,7 @@ def create_app(
             return _error(422, str(err))
 
         async def events() -> AsyncIterator[dict[str, str]]:
-            async for event in runner.stream(asked):
+            async for event in runner.stream(asked, arrived=arrived):
                 yield {"event": event.kind, "data": json.dumps(event.data, ensure_ascii=False)}
 
         return EventSourceResponse(events(), ping=heartbeat_s)
@@ -222,11 +224,12 @@ def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
     (with the one-line reason when it is not), so no knob is silently ignored."""
     found: list[dict[str, Any]] = []
     needs = {
-        "expand": "chat",
-        "hyde": "chat",
-        "rerank": "reranker",
-        "reranker": "reranker",
-        "support_model": "support",
+        # a chat model that writes text: "writer" says why this one does not, "chat" why there is none
+        "expand": ("writer", "chat"),
+        "hyde": ("writer", "chat"),
+        "rerank": ("reranker",),
+        "reranker": ("reranker",),
+        "support_model": ("support",),
     }
     for name, info in PipelineConfig.model_fields.items():
         if name in ("answer_deadline_s", "max_answer_chars"):
@@ -236,7 +239,7 @@ def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
         choices = _choices(info.annotation)
         if choices:
             knob["choices"] = choices
-        reason = models.missing.get(needs.get(name, ""))
+        reason = next((models.missing[k] for k in needs.get(name, ()) if k in models.missing), None)
         if name == "retrievers" and models.embedder is None:
             reason = models.missing.get("embedder", "no embedder is loaded: vector search is off")
             knob["choices"] = ["keyword"]

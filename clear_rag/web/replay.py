@@ -56,7 +56,9 @@ def replay_events(trace: Trace) -> list[dict[str, Any]]:
     if trace.answer:
         events.append({"event": "token", "data": {"text": trace.answer}})
         citations = [dataclasses.asdict(c) for c in trace.citations]
-        events.append({"event": "citations", "data": {"citations": citations}})
+        answered = trace.steps.get("answered by")  # kept since the extractive answerer came
+        by = dict(answered) if isinstance(answered, Mapping) else {}
+        events.append({"event": "citations", "data": {"citations": citations, **by}})
         if support is not None and support.line:
             events.append(
                 {"event": "support", "data": {**dataclasses.asdict(support), "answer": trace.answer}}

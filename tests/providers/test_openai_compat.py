@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
 import pytest
 
 from clear_rag.errors import ModelError
-from clear_rag.providers import ChatModel, Message, describe
+from clear_rag.providers import ChatModel, Message, cite, describe
 from clear_rag.providers.openai_compat import OpenAIChat
 from tests.providers.fake_servers import FakeServer, Reply, json_reply, sse_reply, text_reply, unused_url
 
@@ -193,3 +194,26 @@ def test_fingerprint_names_the_model_id_the_server_and_the_version() -> None:
     ):
         assert chat.fingerprint == "openai-compat:qwen2.5@http://127.0.0.1:1234#unknown"
         assert pinned.fingerprint == "openai-compat:qwen2.5@http://127.0.0.1:8080#q4_k_m"
+
+
+def test_cite_asks_for_the_schema_and_the_reply_comes_back_as_cited_text(server: FakeServer) -> None:
+    reply = json.dumps(
+        {"answer": [{"text": "Run 30 psi", "sources": [1]}, {"text": "Or 35.", "sources": [9]}]}
+    )
+    pieces = [reply[i : i + 8] for i in range(0, len(reply), 8)]
+    server.route("POST", PATH, sse_reply(answer(*pieces)))
+    with OpenAIChat("qwen2.5", base_url=server.url) as chat:
+        text = "".join(chat.stream(QUESTION, temperature=0.0, cite=2))
+    assert text == "Run 30 psi. [1] Or 35. [9]"  # [9] as written, for the planner's check to report
+    body = server.seen(PATH)[0].json()
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "cited_answer", "strict": True, "schema": cite.schema(2)},
+    }
+    assert "cite" not in body and body["temperature"] == 0.0
+
+
+def test_cite_on_a_server_that_ignores_it_passes_its_text_on(server: FakeServer) -> None:
+    server.route("POST", PATH, sse_reply(answer("Run", " 30 psi [1].")))
+    with OpenAIChat("qwen2.5", base_url=server.url) as chat:
+        assert "".join(chat.stream(QUESTION, cite=2)) == "Run 30 psi [1]."

@@ -37,6 +37,9 @@ def require_browser() -> ModuleType:
     api: ModuleType = pytest.importorskip(
         "playwright.sync_api", reason="playwright is in the dev extra: pip install -e '.[dev]'"
     )
+    # expect()'s own default is 5 s, which a loaded two-core machine passed while the Results view
+    # loaded its files: every assertion waits as long as any other wait in a page, ending when true.
+    api.expect.set_options(timeout=WAIT_MS)
     return api
 
 

@@ -440,3 +440,39 @@ def test_the_results_view_of_the_graded_answers_passes_axe(browser: Any, tmp_pat
                     context.close()
     finally:
         store.close()
+
+
+def test_the_page_says_the_extractive_answerer_quoted_the_answer_live_and_replayed(
+    tmp_path: Path, page: Any
+) -> None:
+    from clear_rag.generate.extractive import ExtractiveAnswerer
+    from clear_rag.generate.support import SupportChecker
+    from clear_rag.providers.fake import LexicalReranker
+
+    store = build_store(tmp_path)
+    answerer = ExtractiveAnswerer(SupportChecker(LexicalReranker()))
+    try:
+        with serving(create_app(store, page_config(), checked_models(answerer))) as base:
+            page.goto(base)
+            ask(page, ANSWERED)
+            turn = page.locator("#chat .turn").last
+            expect(turn).to_have_attribute("data-answerer", "extractive")
+            expect(turn.locator(".answerer")).to_contain_text("Quoted by the extractive answerer")
+            expect(turn.locator(".answerer code")).to_have_text(f"extractive@{answerer.version}")
+            expect(turn).to_have_attribute("data-line", "supported")
+            trace = trace_of_latest(page, base)["trace"]
+            assert trace["steps"]["answered by"]["answerer_kind"] == "extractive"
+            page.click(f"#history li[data-trace-id='{trace['id']}'] button")
+            replayed = page.locator(".turn.replay")
+            expect(replayed.locator(".answerer code")).to_have_text(f"extractive@{answerer.version}")
+    finally:
+        store.close()
+
+
+def test_a_generative_answer_is_said_to_be_a_models_own_words(
+    page: Any, answering: tuple[str, Store, CountingChat]
+) -> None:
+    ask_miscited(page, answering)
+    turn = page.locator("#chat .turn").last
+    expect(turn).to_have_attribute("data-answerer", "generative")
+    expect(turn.locator(".answerer")).to_contain_text("Written by a generative model")

@@ -10,6 +10,7 @@ as text and runs nothing. The chat, rank-flow and answer-side screenshots in sit
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -342,10 +343,20 @@ def test_markup_in_a_document_and_an_answer_stays_text(
     assert not dialogs
 
 
+# The status line of an answered turn: the whole wait from the request's arrival (the done event's
+# timings), in parts that follow one another, then when the first token came.
+WAITED = re.compile(
+    r"waited \d+\.\d\d s in all \(opening the indexes and models \d+\.\d\d s, retrieval \d+\.\d\d s, "
+    r"answer \d+\.\d\d s\) · first token after \d+\.\d\d s · trace \S+$"
+)
+
+
 def test_history_replays_a_question_without_the_model(page: Any, served: tuple[str, Store, SlowEcho]) -> None:
     base, _, chat = served
     page.goto(base)
     ask(page, "gravel tyres run lower")
+    status = page.inner_text(".turn:last-child .status")
+    assert WAITED.match(status), status
     answer = page.inner_text("#answer")
     columns = page.locator("#rankflow g.column").evaluate_all("gs => gs.map(g => g.dataset.stage)")
     trace_id = page.get_attribute(".turn:last-child", "data-trace-id")
@@ -357,6 +368,7 @@ def test_history_replays_a_question_without_the_model(page: Any, served: tuple[s
     # the same stages (a replay comes in the trace's fixed order, a live one in the order they finished)
     assert sorted(replayed) == sorted(columns)
     assert chat.calls == calls
+    assert page.inner_text(".turn.replay .status").startswith("replayed from history, no model · trace ")
 
 
 def test_a_follow_up_keeps_its_conversation_and_shows_what_was_searched(

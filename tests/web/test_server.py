@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -14,14 +15,16 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from clear_rag.config import PipelineConfig
 from clear_rag.errors import ModelError
 from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker, ScriptedChatModel
 from clear_rag.providers.ollama import OllamaChat
+from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.store import Store
 from clear_rag.types import Message
 from clear_rag.web.app import create_app
-from clear_rag.web.runner import Models
+from clear_rag.web.runner import Models, Runner
 from tests.conftest import toy_config
 from tests.providers.fake_servers import FakeServer, Reply
 from tests.web.conftest import SseEvent, serving, sse_events
@@ -118,6 +121,29 @@ def test_events_come_in_the_order_of_the_wire(base: str, toy_store: Store) -> No
         done["timings"]["first_stage_ms"] <= done["timings"]["first_token_ms"] <= done["timings"]["total_ms"]
     )
     assert toy_store.load_trace(done["trace_id"]).query == "when do disc brake pads need replacing"
+
+
+def test_the_done_timings_count_the_whole_wait_from_the_request(
+    toy_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the config's indexes happens before the stream starts; the timings count from the
+    request's arrival, so open_ms holds it and every later mark is after it."""
+    opening: list[float] = []
+    load = Runner.pipeline
+
+    def timed(self: Runner, config: PipelineConfig) -> Pipeline:
+        began = time.perf_counter()
+        found = load(self, config)
+        opening.append((time.perf_counter() - began) * 1000)
+        return found
+
+    monkeypatch.setattr(Runner, "pipeline", timed)
+    with serving(app_for(toy_store)) as url:
+        timings = chat_events(url, {"question": "when do disc brake pads need replacing"})[-1].data["timings"]
+    assert set(timings) == {"open_ms", "first_stage_ms", "context_ms", "first_token_ms", "total_ms"}
+    assert timings["open_ms"] >= round(opening[0], 3) - 0.001  # the first open is the request's own
+    order = ["open_ms", "first_stage_ms", "context_ms", "first_token_ms", "total_ms"]
+    assert [timings[k] for k in order] == sorted(timings[k] for k in order)
 
 
 def test_stage_events_carry_ranks_display_scores_and_contributions(base: str) -> None:

@@ -12,6 +12,7 @@ export class Run {
     this.context = null;
     this.answer = "";
     this.citations = null;
+    this.answerer = null;
     this.support = null; // the support event: each answer sentence's evidence and verdict, the answer's line
     this.done = null;
     this.error = null;
@@ -39,6 +40,8 @@ export class Run {
         break;
       case "citations":
         this.citations = data.citations || [];
+        // which answerer wrote the answer: "extractive" (the sources' own sentences) or "generative"
+        this.answerer = data.answerer ? { name: data.answerer, kind: data.answerer_kind || "generative" } : null;
         break;
       case "support":
         this.support = data;

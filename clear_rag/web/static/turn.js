@@ -29,6 +29,7 @@ export class Turn {
     this.retrieval = el("div", { class: "retrieval-note" });
     this.line = el("div", { class: "line-box" });
     this.answer = el("div", { class: "answer", "aria-live": "polite" });
+    this.by = el("p", { class: "answerer", hidden: true });
     this.cited = el("ol", { class: "cited-list" });
     this.status = el("div", { class: "status" }, replay ? "replayed from history, no model" : "searching…");
     this.node = el(
@@ -39,6 +40,7 @@ export class Turn {
       this.retrieval,
       this.line,
       this.answer,
+      this.by,
       this.cited,
       this.status,
     );
@@ -65,21 +67,31 @@ export class Turn {
         this.renderRetrieval(data);
         break;
       case "token":
+        this.renderAnswer();
+        break;
       case "citations":
         this.renderAnswer();
+        this.renderAnswerer();
         break;
       case "support":
         this.renderAnswer();
         this.renderLine(data);
         break;
       case "done": {
+        // The whole wait, from the request's arrival: opening the indexes and models, retrieval (to the
+        // context), then the answer, back to back so the parts add up; each stage's own time is its column's.
         const t = data.timings || {};
-        const parts = [
-          t.first_stage_ms !== undefined && `first stage ${Math.round(t.first_stage_ms)} ms`,
-          t.first_token_ms !== undefined && `first token ${Math.round(t.first_token_ms)} ms`,
-          t.total_ms !== undefined && `total ${Math.round(t.total_ms)} ms`,
-        ].filter(Boolean);
-        const said = [data.replayed && "replayed from history, no model", ...parts, data.trace_id && `trace ${data.trace_id}`];
+        const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
+        let waited = "";
+        if (t.total_ms !== undefined) {
+          const opened = t.open_ms ?? 0;
+          const retrieved = t.context_ms ?? t.total_ms;
+          const parts = [`opening the indexes and models ${secs(opened)}`, `retrieval ${secs(retrieved - opened)}`];
+          if (t.total_ms > retrieved) parts.push(`${t.first_token_ms !== undefined ? "answer" : "the rest"} ${secs(t.total_ms - retrieved)}`);
+          waited = `waited ${secs(t.total_ms)} in all (${parts.join(", ")})`;
+        }
+        const firstToken = t.first_token_ms !== undefined && `first token after ${secs(t.first_token_ms)}`;
+        const said = [data.replayed && "replayed from history, no model", waited, firstToken, data.trace_id && `trace ${data.trace_id}`];
         this.status.textContent = said.filter(Boolean).join(" · ");
         this.node.dataset.traceId = data.trace_id || "";
         if (!this.run.answer) this.renderNoAnswer();
@@ -184,6 +196,19 @@ export class Turn {
     const retrieval = context.retrieval || {};
     if (retrieval.weak && support.reason === retrieval.weak_reason) return "Why: see “Retrieval looks weak” above.";
     return support.reason;
+  }
+
+  /** Which answerer wrote the answer: a quote of the sources or a model's own words are read differently. */
+  renderAnswerer() {
+    const by = this.run.answerer;
+    this.by.hidden = !by;
+    if (!by) return;
+    const what =
+      by.kind === "extractive"
+        ? "Quoted by the extractive answerer: each sentence is a sentence of the source whose number follows it"
+        : "Written by a generative model: its sentences are its own, read against the sources below";
+    this.by.replaceChildren(`${what} (`, el("code", {}, by.name), ").");
+    this.node.dataset.answerer = by.kind;
   }
 
   renderNoAnswer() {
