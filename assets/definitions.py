@@ -118,6 +118,7 @@ def build_definitions(
     *,
     embedder: str | None = None,
     chat: str | None = None,
+    answerer: str | None = None,
     paths: PathsResource | None = None,
     embedder_resource: EmbedderResource | None = None,
     sample: bool = False,
@@ -131,6 +132,9 @@ def build_definitions(
     """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is), and
     with ``site``, the README, the site's pages and plots and its build, downstream of the results.
 
+    ``chat`` is the model of the rows that expand the query or use HyDE; ``answerer`` answers the
+    sample question (by default ``chat`` where one is named, else ``answerer_for``: the extractive
+    answerer, which needs no compiled runtime).
     ``reranker`` (or ``$CLEAR_RAG_RERANKER``) is the cross-encoder of the rows that rerank, as
     ``clear-rag ablate --reranker`` sets it. ``executor`` and ``max_concurrent`` (or
     ``$CLEAR_RAG_EXECUTOR``, ``$CLEAR_RAG_MAX_CONCURRENT``) choose the executor (``executor_for``).
@@ -148,8 +152,9 @@ def build_definitions(
         )
         for suite in suites
     ]
-    answerer = chat or os.environ.get(CHAT_ENV) or answerer_for(name)
-    bundled = Sample.bundled(embedder=name, chat=answerer) if sample else None
+    # the sample question's answerer: the one named, else one that needs nothing compiled
+    answering = answerer or chat or os.environ.get(CHAT_ENV) or answerer_for(name)
+    bundled = Sample.bundled(embedder=name, chat=answering) if sample else None
     published = (
         SiteLayout.load(
             Path("."),

@@ -273,11 +273,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = args.embedder or os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER)
         paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
         chat = args.chat or os.environ.get(CHAT_ENV) or chat_for(name)
+        answerer = args.chat or os.environ.get(CHAT_ENV) or answerer_for(name)
         reranker = args.reranker or os.environ.get(RERANKER_ENV) or reranker_for(name)
         settings: dict[str, Any] = {
             "suites": list(args.suite or SUITES),
             "embedder": name,
             "chat": chat,
+            "answerer": answerer,
             "reranker": reranker,
             "sample": not args.no_sample,
             "site": not args.no_site,
@@ -287,7 +289,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.executor or os.environ.get(EXECUTOR_ENV)) == "multiprocess":
             limit = args.max_concurrent or os.cpu_count() or 1
             execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
-        answerer = args.chat or os.environ.get(CHAT_ENV) or answerer_for(name)
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=answerer)
         with instance_at(args.home) as instance:
             done = update(defs, instance, args.home / CURSOR, log=print, execution=execution)

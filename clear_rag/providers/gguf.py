@@ -106,7 +106,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> Any:
     except ImportError:
         raise ModelError(
             "llama-cpp-python is not installed, so GGUF models cannot run",
-            fix="Run `make run` (it installs it), or `pip install llama-cpp-python`",
+            fix="Run `make llama` (it compiles llama.cpp once), or `pip install llama-cpp-python`",
         ) from None
     try:
         return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)

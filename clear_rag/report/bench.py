@@ -392,6 +392,8 @@ def _serve(doc: dict[str, Any], name: str) -> str:
 def _make_run(doc: dict[str, Any], name: str) -> str:
     runs = [(key, value) for key, value in doc.items() if isinstance(value, dict) and "wall_s" in value]
     head = ["run", "wall s", "graph s", "sources observed", "partitions materialized", "rows reproduced"]
+    sampled = any("sample" in run for _, run in runs)
+    head += ["sample answer"] * sampled
 
     def optional(value: float | None) -> str:
         return "—" if value is None else number(value)
@@ -405,10 +407,65 @@ def _make_run(doc: dict[str, Any], name: str) -> str:
             optional(run.get("partitions_materialized")),
             ", ".join(f"{r['suite']} {r['reproduced']} of {r['rows']}" for r in run.get("reproduced", []))
             or "—",
+            *([_sample(run.get("sample"))] if sampled else []),
         ]
         for key, run in runs
     ]
+    if "llama_cpp_installed" in (runs[0][1] if runs else {}):
+        installed = "installed" if runs[0][1]["llama_cpp_installed"] else "not installed: nothing compiled"
+        return "\n\n".join(
+            [
+                f"**{doc.get('benchmark', name)}**",
+                markdown_table(head, rows),
+                f"llama-cpp-python: {installed}.",
+            ]
+        )
     return "\n\n".join([f"**{doc.get('benchmark', name)}**", markdown_table(head, rows)])
+
+
+def _sample(sample: dict[str, Any] | None) -> str:
+    """The sample question's answer as make run printed it: who answered, spans cited, the check's line."""
+    if not sample:
+        return "—"
+    by = sample.get("answerer") or "?"
+    return f"{by}; {sample.get('spans_cited', 0)} span(s) cited; {sample.get('support') or 'not checked'}"
+
+
+def _first_question(doc: dict[str, Any], name: str) -> str:
+    """Each contender's whole wait and its parts (a CLI row's from ``ask --stages``, an API row's timed
+    around the calls), the keyword and vector stages' own times, the kernels' state when asked, and
+    when the compiled kernels became ready."""
+    head = ["contender", "waited ms", "loading clear-rag ms", "opening ms", "retrieval ms"]
+    head += ["keyword ms", "vector ms", "kernels when asked"]
+
+    def cell(value: Any) -> str:
+        return number(value) if isinstance(value, int | float) else "—"
+
+    rows = []
+    for c in doc["contenders"]:
+        parts = c.get("parts_ms", {})
+        stages = c.get("stages_ms", {})
+        rows.append(
+            [
+                c["name"],
+                cell(c.get("waited_ms")),
+                cell(parts.get("loading clear-rag")),
+                cell(parts.get("opening the store, indexes and models", c.get("open_ms"))),
+                cell(parts.get("retrieval", c.get("retrieval_ms"))),
+                cell(stages.get("keyword")),
+                cell(stages.get("vector")),
+                ", ".join(c.get("kernels_when_asked", [])) or "—",
+            ]
+        )
+    data, ready = doc["data"], doc["readiness"]
+    said = (
+        f"{data['corpus']} ({data['chunks']} chunks), embedder {doc['embedder']}, {data['chat']}; median of "
+        f"the rounds; {doc['fresh_install']}. The compiled kernels were ready "
+        f"{number(ready['fresh_install']['ready_s'])} s after the first search on a fresh install and "
+        f"{number(ready['warm_cache']['ready_s'])} s after it on a warm cache; until then searches take "
+        "the numpy path."
+    )
+    return "\n\n".join([markdown_table(head, rows), said])
 
 
 def _pdf(doc: dict[str, Any], name: str) -> str:
@@ -774,6 +831,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "ingest": _ingest,
     "serve": _serve,
     "make-run": _make_run,
+    "first-question": _first_question,
     "pdf": _pdf,
     "ann": _ann,
     "scale": _scale,

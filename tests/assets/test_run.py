@@ -67,6 +67,9 @@ def test_the_sample_answer_is_materialized_once_and_then_read_back_from_the_stor
     assert "materializing sample/store, sample/answer [-]" in first
     assert "query: How much is the deposit for a key fob?" in first
     assert "answer:" in first and "cited:" in first
+    # answered by the extractive answerer (its fake-reranker form beside the fake embedder), not by the
+    # suites' writer: a fresh clone has no llama-cpp-python, and the sample once asked SmolLM2 for it
+    assert "answered by: extractive@1+lexical-reranker@overlap-1 (extractive)" in first
     trace_id = first.split("(stored trace ")[1].split(";")[0]
     assert (project / ".clear-rag" / "clear-rag.db").is_file()  # the store `clear-rag ask` opens
 
