@@ -329,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else ""
         )
         + "  watch retrieval stage by stage in the page:  "
-        f".venv/bin/clear-rag serve --embedder {name} --chat {chat}   (http://127.0.0.1:8000/)"
+        f".venv/bin/clear-rag serve --embedder {name} --chat {answerer}   (http://127.0.0.1:8000/)"
     )
     return 1 if done.failed_checks else 0
 
