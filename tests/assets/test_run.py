@@ -36,7 +36,7 @@ def test_main_keeps_history_and_a_second_run_does_nothing(
     assert "materialized 7 asset partitions" in first
     assert f"results: {FAKE_RESULTS}/one.json" in first
     assert "dagster dev" in first
-    assert ".venv/bin/clear-rag serve --embedder hash --chat echo" in first
+    assert ".venv/bin/clear-rag serve --embedder hash --chat extractive:lexical" in first
     assert (project / FAKE_RESULTS / "one.json").is_file()
     assert "enabled: false" in (home / "dagster.yaml").read_text(encoding="utf-8")
     assert (home / CURSOR).is_file()

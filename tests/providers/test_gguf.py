@@ -82,7 +82,7 @@ def test_fingerprint_is_the_sha256_of_the_file_without_llama_cpp(weights: Path) 
 @pytest.mark.usefixtures("no_llama")
 def test_a_missing_runtime_fails_at_the_first_stream_and_says_how_to_install_it(weights: Path) -> None:
     chat = LlamaCppChat(weights, name="tiny", version="1")  # constructing needs no runtime
-    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*make run"):
+    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*make llama"):
         chat.stream([Message("user", "hello")])
 
 
