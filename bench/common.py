@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,16 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
 
     path = ROOT / "results" / "bench" / f"{name}.json"
     write_atomic(path, json.dumps({**environment(), **payload}, indent=2) + "\n")
+    return path
+
+
+def publish(name: str, result: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> Path:
+    """``result`` written to ``results/bench/<name>.json``, printed as its table, and where it went:
+    the last step of a benchmark that times the whole run (``elapsed_s``)."""
+    path = write_result(name, result)
+    print()
+    print(render(result), end="")
+    print(f"written to {path.relative_to(ROOT)} in {result['elapsed_s']} s")
     return path
 
 

@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, write_result
+from bench.common import ROOT, publish
 
 CLEAR_RAG = Path(sys.executable).with_name("clear-rag")
 QUESTIONS = (  # golden/tech.yaml's first three
@@ -333,10 +333,7 @@ def main() -> None:
         },
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
-    path = write_result("first-question", result)
-    print()
-    print(render(result), end="")
-    print(f"written to {path.relative_to(ROOT)} in {result['elapsed_s']} s")
+    publish("first-question", result, render)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import ROOT, SCIFACT, ZipfText, write_result
+from bench.common import SCIFACT, ZipfText, publish
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.eval import beir
@@ -246,10 +246,7 @@ def main() -> None:
             f"{first['median']:.1f} ms (p90 {first['p90']:.1f} ms) -> {verdict}"
         )
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
-    path = write_result("serve", result)
-    print()
-    print(render(result), end="")
-    print(f"written to {path.relative_to(ROOT)} in {result['elapsed_s']} s")
+    publish("serve", result, render)
 
 
 if __name__ == "__main__":
