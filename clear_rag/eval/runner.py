@@ -288,10 +288,15 @@ def run_row(
     models: dict[str, str] = dict(pipeline.models)
     if progress is not None:
         progress(0, len(labels.questions))
+    reranked = reused = 0
     for n, question in enumerate(labels.questions):
         started = time.perf_counter()
         trace = planner.run(question.question, generate=generate)
         seconds.append(time.perf_counter() - started)
+        for stage in trace.stages:
+            if stage.name == "rerank" and "reused" in stage.detail:
+                reranked += len(stage.candidates)
+                reused += int(stage.detail["reused"])
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
         questions.append({**judged(trace, question, labels, chunks, names), "trace": trace.id})
@@ -313,6 +318,9 @@ def run_row(
             for cat in labels.categories()
         },
         "seconds_per_question": round(statistics.median(seconds), 4) if seconds else 0.0,
+        # logits an earlier row of the same process had already computed (identical either way: a
+        # logit is a function of its pair), which makes this row's seconds less than a row run alone
+        **({"rerank_reused": {"logits": reranked, "reused": reused}} if reused else {}),
         "questions": questions,
     }
 

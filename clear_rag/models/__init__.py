@@ -61,12 +61,13 @@ def version(found: dict[str, Any]) -> str:
     return f"{str(found['date'])[:10]}.{str(found['cache_key'])[:8]}"
 
 
-def shipped_reranker(name: str, *, batch_size: int = 16, threads: int = 0) -> Any:
-    """The shipped cross-encoder ``name`` (``trained_reranker`` on its folder)."""
-    return trained_reranker(model_folder(name), name, batch_size=batch_size, threads=threads)
+def shipped_reranker(name: str, **settings: int) -> Any:
+    """The shipped cross-encoder ``name`` (``trained_reranker`` on its folder; ``settings`` are
+    ``OnnxCrossEncoder``'s batch_size, threads and memo)."""
+    return trained_reranker(model_folder(name), name, **settings)
 
 
-def trained_reranker(folder: Path, name: str | None = None, *, batch_size: int = 16, threads: int = 0) -> Any:
+def trained_reranker(folder: Path, name: str | None = None, **settings: int) -> Any:
     """A cross-encoder trained here, shipped or written by ``clear-rag train reranker --out FOLDER``, loaded
     by ``OnnxCrossEncoder``: its version from its manifest, and pairs cut to the length it was trained
     at (``training.max_tokens``), not the 512 tokens the loader allows a pulled model."""
@@ -78,15 +79,14 @@ def trained_reranker(folder: Path, name: str | None = None, *, batch_size: int =
         name=name or folder.name,
         version=version(found),
         max_tokens=int(found["inputs"]["training"]["max_tokens"]),
-        batch_size=batch_size,
-        threads=threads,
+        **settings,
     )
 
 
 SERVE_TOKENS = 256  # all-MiniLM-L6-v2's own limit: training cuts abstracts to 128 for speed, search need not
 
 
-def shipped_embedder(name: str, *, batch_size: int = 32, threads: int = 0) -> Any:
+def shipped_embedder(name: str, *, batch_size: int = 1, threads: int = 0) -> Any:  # onnx.BATCH_SIZE
     """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder``.
 
     Texts are cut at ``SERVE_TOKENS``, as the base model's are, whatever length it was trained at."""

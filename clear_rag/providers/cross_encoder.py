@@ -9,6 +9,8 @@ folder the user points at; nothing is downloaded here.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,14 @@ MODEL_FILES = (
     "model.onnx",
 )
 TOKENIZER_FILE = "tokenizer.json"
+# One pair per call by default. An int8 graph quantised dynamically (per tensor, at run time, as the
+# shipped scifact-minilm-l6 is) scales each call's activations by that call's own range, so a batch of
+# several pairs gives each a logit that depends on the others: by up to about one logit on the tech
+# corpus's chunks (results/bench/batch.json). One pair per call makes a logit its pair's alone, which
+# lets a logit be kept and reused; on two cores it cost 6% more time than the fastest batch for
+# passages and 28% more for single sentences (the same file).
+BATCH_SIZE = 1
+MEMO_PAIRS = 8192  # logits kept per model, most recent first; 0 keeps none
 
 
 def find_model_files(model_dir: str | Path) -> tuple[Path, Path]:
@@ -66,6 +76,11 @@ class OnnxCrossEncoder:
     ``model`` is a folder (see ``MODEL_FILES`` for which file is picked) or a
     ``(model_path, tokenizer_path)`` pair. Pairs are truncated to ``max_tokens`` longest-first, which
     cuts the passage and keeps the query whole whenever the query is the shorter of the two.
+
+    With ``batch_size`` 1 (the default, see ``BATCH_SIZE``) a logit depends on its pair alone, so the
+    last ``memo`` pairs' logits are kept and a pair scored again (a deeper shortlist of the same
+    question, a second rerank row, a question asked again) is not run twice; ``score_reusing`` says
+    how many came from there. With a larger batch the memo is off, since a logit depends on its batch.
     """
 
     def __init__(
@@ -75,8 +90,9 @@ class OnnxCrossEncoder:
         name: str,
         version: str,
         max_tokens: int = 512,
-        batch_size: int = 16,
+        batch_size: int = BATCH_SIZE,
         threads: int = 0,
+        memo: int = MEMO_PAIRS,
     ) -> None:
         if not name or not version:
             raise ValueError(f"name={name!r}, version={version!r}: both are needed to record the model")
@@ -87,6 +103,8 @@ class OnnxCrossEncoder:
             raise ValueError(f"max_tokens={max_tokens!r} is too small; use at least 8 (the model allows 512)")
         if isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads={threads!r} is invalid; use 0 (every core) or a positive count")
+        if isinstance(memo, bool) or memo < 0:
+            raise ValueError(f"memo={memo!r} is invalid; use 0 (keep none) or a number of pairs to keep")
         if isinstance(model, tuple):
             model_path, tokenizer_path = (Path(p) for p in model)
             for path in (model_path, tokenizer_path):
@@ -100,6 +118,9 @@ class OnnxCrossEncoder:
         self.model_path, self.tokenizer_path = model_path, tokenizer_path
         self.max_tokens = max_tokens
         self._batch_size = batch_size
+        self._memo_size = memo if batch_size == 1 else 0
+        self._memo: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()
         self._tokenizer = _load_tokenizer(tokenizer_path, max_tokens)
         self._session = _load_session(model_path, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
@@ -107,18 +128,36 @@ class OnnxCrossEncoder:
 
     def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
         """One logit per passage, in the order given; higher means more relevant."""
+        return self.score_reusing(query, passages)[0]
+
+    def score_reusing(self, query: str, passages: Sequence[str]) -> tuple[npt.NDArray[np.float32], int]:
+        """``score``, and how many of the logits were kept from an earlier call rather than run."""
         if isinstance(passages, str):
             raise TypeError("passages is a single string; pass a list of strings")
         out = np.zeros(len(passages), dtype=np.float32)
-        if not passages:
-            return out
-        encodings = self._tokenizer.encode_batch([(query, p) for p in passages])
-        # Sorting by length makes each batch pad to about the same width; rows go back by index.
-        order = sorted(range(len(passages)), key=lambda i: len(encodings[i].ids))
-        for begin in range(0, len(order), self._batch_size):
-            rows = order[begin : begin + self._batch_size]
-            out[rows] = self._run([encodings[i] for i in rows])
-        return out
+        kept: list[float | None] = [None] * len(passages)
+        if self._memo_size:
+            with self._lock:
+                kept = [self._memo.get((query, p)) for p in passages]
+        todo = [i for i, logit in enumerate(kept) if logit is None]
+        for i, logit in enumerate(kept):
+            if logit is not None:
+                out[i] = logit
+        if todo:
+            encodings = self._tokenizer.encode_batch([(query, passages[i]) for i in todo])
+            # Sorting by length makes each batch pad to about the same width; rows go back by index.
+            order = sorted(range(len(todo)), key=lambda i: len(encodings[i].ids))
+            for begin in range(0, len(order), self._batch_size):
+                rows = order[begin : begin + self._batch_size]
+                out[[todo[i] for i in rows]] = self._run([encodings[i] for i in rows])
+        if self._memo_size:
+            with self._lock:
+                for i in range(len(passages)):
+                    self._memo[(query, passages[i])] = float(out[i])
+                    self._memo.move_to_end((query, passages[i]))
+                while len(self._memo) > self._memo_size:
+                    self._memo.popitem(last=False)
+        return out, len(passages) - len(todo)
 
     def _run(self, batch: Sequence[Encoding]) -> npt.NDArray[np.float32]:
         width = max(len(e.ids) for e in batch)
@@ -196,7 +235,7 @@ def pulled_reranker(
     name: str = hub.DEFAULT_RERANKER,
     cache_dir: str | Path | None = None,
     *,
-    batch_size: int = 16,
+    batch_size: int = BATCH_SIZE,
     threads: int = 0,
 ) -> OnnxCrossEncoder:
     """A reranker that ``clear-rag models pull NAME`` downloaded; its version records what was pulled."""

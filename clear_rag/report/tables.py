@@ -73,13 +73,31 @@ def suite_table(result: dict[str, Any], source: str) -> str:
             if extra
             else []
         )
-        seconds = f"{row.get('seconds_per_question', 0.0):.3f}"
+        seconds = f"{row.get('seconds_per_question', 0.0):.3f}" + ("†" if row.get("rerank_reused") else "")
         metrics = [f"{row['metrics'][n]:.4f}" if n in row["metrics"] else "" for n in names]
         lines.append([row["name"], *metrics, *para, seconds, *change])
     notes = [_questions_note(result, names)]
+    notes += _reused_note(result)
     notes += [f"Not run: {s['name']} ({s['reason']})" for s in result.get("skipped", [])]
     notes.append(footer(result, source))
     return markdown_table(head, lines) + "\n\n" + "\n\n".join(notes) + "\n"
+
+
+def _reused_note(result: dict[str, Any]) -> list[str]:
+    """What a time marked † means: the share of the row's reranker logits an earlier row computed."""
+    shares = [
+        (row["name"], row["rerank_reused"]["reused"] / row["rerank_reused"]["logits"])
+        for row in result["rows"]
+        if row.get("rerank_reused", {}).get("logits")
+    ]
+    if not shares:
+        return []
+    listed = "; ".join(f"{name}: {share:.0%}" for name, share in shares)
+    return [
+        "† Some of the row's reranker logits were computed by an earlier row of the same run and reused "
+        "(a logit depends only on its question and passage, so the ranking is the same either way): its "
+        f"seconds per question are less than the row would take alone. Reused: {listed}."
+    ]
 
 
 def _questions_note(result: dict[str, Any], names: list[str]) -> str:

@@ -5,9 +5,13 @@ paired comparisons, and what they were measured on.
 {suite, date, embedder, corpus: {path, sha256}, golden: {path, sha256, questions, categories},
  baseline, headline, metric_names, metric_questions: {metric: questions that have it},
  skipped: [{name, reason}], rows: [{name, config, config_hash, models, store, date, corpus_sha256,
- golden_sha256, metrics, by_category, seconds_per_question, questions: [{id, category, metrics,
- first_rank, covered, labels, relevant_chunks, retrieved, trace}], comparisons}]}
+ golden_sha256, metrics, by_category, seconds_per_question, rerank_reused?: {logits, reused},
+ questions: [{id, category, metrics, first_rank, covered, labels, relevant_chunks, retrieved, trace}],
+ comparisons}]}
 ```
+
+``rerank_reused`` is present on a row some of whose reranker logits an earlier row of the same run had
+computed: its seconds per question are then less than the row would take alone.
 
 A suite over a BEIR dataset has this shape too; its questions carry document metrics (``doc
 ndcg@10``), and span metrics where they have span labels.

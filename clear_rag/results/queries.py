@@ -15,6 +15,11 @@ Each view and named query is a small function whose docstring describes it; ``co
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import shutil
+import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +62,7 @@ _FILE_COLUMNS = {
 # DuckDB refuses a JSON object over 16 MB by default; one suite file is one object, and a large golden set
 # with per-question retrieved lists can pass that.
 _MAX_OBJECT_BYTES = 1 << 30
+SNAPSHOT = "snapshot"  # the attached, read-only database of the files read (see ``_snapshot``)
 HEADLINE = "ndcg@10"  # the span metric's column always exists; a file's own headline is in `headline`
 
 
@@ -256,20 +262,80 @@ WHERE support IS NOT NULL AND outcome IS NOT NULL
 GROUP BY file, suite, row, position ORDER BY file, position"""
 
 
-def _macros(results_dir: Path) -> list[str]:
+def _snapshot_sql(results_dir: Path) -> str:
+    """The statement that reads every result file of ``results_dir`` into the table ``files``."""
     pattern = _literal(str(results_dir / "*.json"))
     declared = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in _FILE_COLUMNS.items())
-    return [
-        f"""CREATE MACRO result_files() AS TABLE
+    return f"""CREATE TABLE files AS
 SELECT parse_filename(filename, true) AS file, filename AS path, suite, date, embedder, baseline,
     coalesce(headline, 'ndcg@10') AS headline, rows
 FROM read_json({pattern}, filename = true, format = 'auto', maximum_object_size = {_MAX_OBJECT_BYTES},
     columns = {{{declared}}})
-WHERE rows IS NOT NULL  -- a suite's file; others (results/parse.json's parse metrics) are not rows""",
+WHERE rows IS NOT NULL  -- a suite's file; others (results/parse.json's parse metrics) are not rows"""
+
+
+def _macros(table: str) -> list[str]:
+    """The two table macros every view is built on, over the snapshot's table of files ``table``."""
+    return [
+        f"CREATE MACRO result_files() AS TABLE SELECT * FROM {table}",
         """CREATE MACRO result_rows() AS TABLE
 SELECT f.file, f.suite, f.headline, f.date AS file_date, u.r, u.position
 FROM result_files() AS f, unnest(f.rows) WITH ORDINALITY AS u(r, position)""",
     ]
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The result files of one folder read once into a DuckDB file, with what was read: each file's
+    name and a digest of its bytes. Queries attach it read-only; a file changed, added or removed
+    makes the next ``connect`` read them again."""
+
+    signature: tuple[tuple[str, str], ...]
+    database: Path
+    metrics: MetricNames
+
+
+_SNAPSHOTS: dict[Path, _Snapshot] = {}
+_SNAPSHOT_LOCK = threading.Lock()
+
+
+def _signature(folder: Path) -> tuple[tuple[str, str], ...]:
+    """Each file's name and a digest of its bytes (a modification time can stay the same across a
+    rewrite on a coarse clock; reading the bytes costs a small part of what DuckDB's parse does)."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            found.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
+        except FileNotFoundError:  # removed since the glob: the next call's signature says so
+            continue
+    return tuple(found)
+
+
+def _snapshot(folder: Path) -> _Snapshot:
+    """The folder's snapshot, read again only when its signature changed. Reading the files costs most of
+    a query (the SciFact files carry every question of every row); a page renders dozens of queries."""
+    signature = _signature(folder)
+    with _SNAPSHOT_LOCK:
+        known = _SNAPSHOTS.get(folder)
+        if known is not None and known.signature == signature:
+            return known
+        place = Path(tempfile.mkdtemp(prefix="clear-rag-results-"))
+        atexit.register(shutil.rmtree, place, ignore_errors=True)
+        database = place / "snapshot.duckdb"
+        con = duckdb.connect(str(database))
+        try:
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute(_snapshot_sql(folder))
+            for statement in _macros("files"):
+                con.execute(statement)
+            metrics = _metric_names(con)
+        finally:
+            con.close()
+        made = _Snapshot(signature, database, metrics)
+        if known is not None:
+            shutil.rmtree(known.database.parent, ignore_errors=True)  # open connections keep their copy
+        _SNAPSHOTS[folder] = made
+        return made
 
 
 def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
@@ -292,9 +358,10 @@ def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
 def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every view of ``VIEWS`` over ``results_dir/*.json``.
 
-    The views read the files at each query, so they see files rewritten after ``connect``; metric columns
-    are fixed at ``connect``. The connection may read only ``results_dir``: SQL typed by a user (CLI, web
-    page) cannot read or write other files.
+    The views read a snapshot of the files taken when one of them last changed (``_snapshot``), attached
+    read-only, so that a page of dozens of queries reads the files once; a file rewritten after
+    ``connect`` is seen by the next ``connect``. The connection may read only ``results_dir``: SQL typed
+    by a user (CLI, web page) cannot read or write other files, nor change the snapshot.
     """
     folder = Path(results_dir).resolve()
     if not any(folder.glob("*.json")):
@@ -305,13 +372,14 @@ def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
         )
     con = duckdb.connect()
     try:
+        snapshot = _snapshot(folder)
         # Dates print in UTC whatever the machine's zone, as the files write them.
         con.execute("SET TimeZone = 'UTC'")
-        for statement in _macros(folder):
+        con.execute(f"ATTACH {_literal(str(snapshot.database))} AS {SNAPSHOT} (READ_ONLY)")
+        for statement in _macros(f"{SNAPSHOT}.main.files"):
             con.execute(statement)
-        metrics = _metric_names(con)
         for name, build in VIEWS.items():
-            con.execute(f"CREATE VIEW {name} AS {build(metrics)}")
+            con.execute(f"CREATE VIEW {name} AS {build(snapshot.metrics)}")
         con.execute(f"SET allowed_directories = [{_literal(str(folder) + '/')}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")

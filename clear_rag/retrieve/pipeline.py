@@ -147,15 +147,14 @@ class Pipeline:
             current = next(iter(per_retriever.values()))
         if self._rerank is not None:
             rerank, head, source = self._rerank, list(current.candidates), current.name
+            detail: dict[str, Any] = {
+                "input": source,
+                "shortlist": config.shortlist,
+                "model": self.models.get("reranker", ""),
+                **rerank.detail(),
+            }
             current = _timed_stage(
-                "rerank",
-                lambda: rerank(question, head, source=source),
-                detail={
-                    "input": source,
-                    "shortlist": config.shortlist,
-                    "model": self.models.get("reranker", ""),
-                    **rerank.detail(),
-                },
+                "rerank", lambda: rerank(question, head, source=source, detail=detail), detail=detail
             )
             stages.append(current)
             report(current)

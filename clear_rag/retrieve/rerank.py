@@ -83,12 +83,29 @@ class RerankStage:
         they are unbounded."""
         return {"display": "sigmoid"} if self.rrf_k is None else {"method": "rrf", "k": self.rrf_k}
 
-    def __call__(self, query: str, candidates: list[Candidate], *, source: str = "input") -> list[Candidate]:
-        """``candidates`` in their input order; ``source`` names the stage they come from."""
+    def __call__(
+        self,
+        query: str,
+        candidates: list[Candidate],
+        *,
+        source: str = "input",
+        detail: dict[str, object] | None = None,
+    ) -> list[Candidate]:
+        """``candidates`` in their input order; ``source`` names the stage they come from. Into
+        ``detail``, where given, goes ``reused``: how many of the logits the reranker kept from an
+        earlier call (``OnnxCrossEncoder.score_reusing``) rather than ran, for a reranker that says."""
         head = candidates[: self.shortlist]
         if not head:
             return []
-        logits = np.asarray(self.reranker.score(query, [self._text(c.chunk_id) for c in head]))
+        texts = [self._text(c.chunk_id) for c in head]
+        reusing = getattr(self.reranker, "score_reusing", None)
+        if reusing is not None:
+            scored, reused = reusing(query, texts)
+            logits = np.asarray(scored)
+            if detail is not None:
+                detail["reused"] = int(reused)
+        else:
+            logits = np.asarray(self.reranker.score(query, texts))
         if logits.shape != (len(head),) or not np.isfinite(logits).all():
             raise ModelError(
                 f"reranker {describe(self.reranker)} returned logits of shape {logits.shape} "

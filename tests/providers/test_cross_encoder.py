@@ -158,3 +158,35 @@ def test_settings_and_inputs_are_checked(model_dir: Path) -> None:
         OnnxCrossEncoder(model_dir, name="", version="1")
     with pytest.raises(TypeError, match="single string"):
         _encoder(model_dir).score(QUERY, "one passage")
+
+
+def test_a_pair_scored_again_comes_from_the_memo_with_the_same_logit(model_dir: Path) -> None:
+    encoder = _encoder(model_dir)
+    first, reused = encoder.score_reusing(QUERY, PASSAGES)
+    assert reused == 0
+    again, reused = encoder.score_reusing(QUERY, [PASSAGES[2], "a new passage on disc pads", PASSAGES[0]])
+    assert reused == 2
+    np.testing.assert_array_equal(again[[0, 2]], first[[2, 0]])
+    assert again[1] == _encoder(model_dir, memo=0).score(QUERY, ["a new passage on disc pads"])[0]
+    # the query is part of the key: the same passage under another query is run
+    assert encoder.score_reusing("chain stretch", PASSAGES[:1])[1] == 0
+
+
+@pytest.mark.parametrize("settings", [{"batch_size": 4}, {"memo": 0}])
+def test_no_memo_where_a_logit_may_depend_on_its_batch_or_none_is_wanted(
+    model_dir: Path, settings: dict[str, int]
+) -> None:
+    encoder = _encoder(model_dir, **settings)
+    encoder.score(QUERY, PASSAGES)
+    logits, reused = encoder.score_reusing(QUERY, PASSAGES)
+    assert reused == 0
+    np.testing.assert_allclose(logits, encoder.score(QUERY, PASSAGES), rtol=1e-6)
+
+
+def test_the_memo_keeps_only_the_most_recent_pairs(model_dir: Path) -> None:
+    encoder = _encoder(model_dir, memo=3)
+    encoder.score(QUERY, PASSAGES)  # four pairs into a memo of three: the first is dropped
+    assert encoder.score_reusing(QUERY, PASSAGES[1:])[1] == 3
+    assert encoder.score_reusing(QUERY, PASSAGES[:1])[1] == 0
+    with pytest.raises(ValueError, match="memo"):
+        _encoder(model_dir, memo=-1)

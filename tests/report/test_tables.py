@@ -181,3 +181,16 @@ def test_a_loss_block_counts_each_rows_verdicts_through_the_named_query(tmp_path
 def test_a_loss_block_over_a_file_without_verdicts_says_to_run_it_again(results: Path) -> None:
     with pytest.raises(InputError, match="holds no loss verdicts"):
         render("<!-- results: toy lost -->\n<!-- /results -->\n", results)
+
+
+def test_a_time_that_reused_another_rows_reranker_logits_is_marked_and_explained() -> None:
+    from clear_rag.report.tables import suite_table
+
+    result = json.loads(json.dumps(RESULT))
+    result["rows"][1]["seconds_per_question"] = 0.25
+    result["rows"][1]["rerank_reused"] = {"logits": 40, "reused": 30}
+    table = suite_table(result, "results/toy.json")
+    assert "| better | 0.7500 | 0.250† |" in table and "| base | 0.5000 | 0.000 |" in table
+    assert "Reused: better: 75%." in table
+    del result["rows"][1]["rerank_reused"]
+    assert "†" not in suite_table(result, "results/toy.json")

@@ -254,6 +254,29 @@ def test_user_sql_reads_only_the_results_folder(results: Path, tmp_path: Path) -
     assert not (tmp_path / "written.csv").exists()
 
 
+def test_a_file_rewritten_added_or_removed_is_seen_by_the_next_query(results: Path) -> None:
+    """The files are read once into a snapshot, and again whenever one of them changes."""
+    count = "SELECT count(*) FROM rows"
+    assert run_sql(count, results)[1] == [(6,)]
+    changed = _suite("2026-01-02T03:04:05+00:00", (0.9, 0.6))
+    changed["rows"][0]["rerank_reused"] = {"logits": 20, "reused": 10}  # a field the views do not read
+    (results / "mini.json").write_text(json.dumps(changed), encoding="utf-8")
+    sql = "SELECT \"ndcg@10\" FROM rows WHERE file = 'mini' AND row = 'bm25'"
+    assert run_sql(sql, results)[1] == [(0.9,)]
+    (results / "mini-fake.json").unlink()
+    assert run_sql(count, results)[1] == [(4,)]
+    (results / "again.json").write_text(json.dumps(_suite("2026-01-03T00:00:00+00:00", (0.1, 0.2))))
+    assert run_sql(count, results)[1] == [(6,)]
+
+
+def test_user_sql_cannot_change_what_the_next_query_reads(results: Path) -> None:
+    for statement in ("DROP TABLE snapshot.main.files", "DELETE FROM snapshot.main.files"):
+        with pytest.raises(ResultsQueryError, match="read-only"):
+            run_sql(statement, results)
+    run_sql("DETACH snapshot", results)  # its own connection only
+    assert run_sql("SELECT count(*) FROM rows", results)[1] == [(6,)]
+
+
 def test_cli_sql_prints_an_aligned_table_or_json_lines(results: Path) -> None:
     sql = "SELECT row, \"doc ndcg@10\", embedder FROM rows WHERE file = 'beir-toy'"
     table = runner.invoke(app, ["results", "sql", sql, "--results-dir", str(results)])

@@ -145,3 +145,39 @@ def test_rerank_fused_by_rrf_moves_a_candidate_both_rankings_favour() -> None:
     assert (got[0].sources["cross-encoder"].rank, got[0].sources["cross-encoder"].score) == (1, 9.0)
     with pytest.raises(ValueError, match="rrf_k=0 is invalid"):
         RerankStage(CountingReranker(), chunk_text, rrf_k=0)
+
+
+class Memo:
+    """A reranker that keeps every logit it gave, as OnnxCrossEncoder does at batch size 1."""
+
+    name, version = "memo", "1"
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float64]:
+        return self.score_reusing(query, passages)[0]
+
+    def score_reusing(self, query: str, passages: Sequence[str]) -> tuple[npt.NDArray[np.float64], int]:
+        reused = sum((query, p) in self.kept for p in passages)
+        for p in passages:
+            self.kept.setdefault((query, p), float(len(set(query.split()) & set(p.split()))))
+        return np.array([self.kept[(query, p)] for p in passages]), reused
+
+
+def test_the_stage_detail_says_how_many_logits_were_reused_and_the_ranking_does_not_change() -> None:
+    texts = {f"c{i}": " ".join(["brake"] * (i % 3) + ["pads"] * (i % 2) + [f"w{i}"]) for i in range(8)}
+    candidates = [
+        Candidate(chunk_id=c, doc_id="d", start=0, end=1, score=1.0 / (n + 1)) for n, c in enumerate(texts)
+    ]
+    memo = Memo()
+    shallow, deep = RerankStage(memo, texts, shortlist=3), RerankStage(memo, texts, shortlist=6)
+    first: dict[str, object] = {}
+    ranked = shallow("brake pads", candidates, detail=first)
+    assert first == {"reused": 0}
+    second: dict[str, object] = {}
+    deeper = deep("brake pads", candidates, detail=second)
+    assert second == {"reused": 3}
+    alone = RerankStage(Memo(), texts, shortlist=6)("brake pads", candidates)
+    assert [c.chunk_id for c in deeper] == [c.chunk_id for c in alone]
+    assert [c.score for c in ranked] == [c.score for c in shallow("brake pads", candidates)]

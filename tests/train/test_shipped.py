@@ -86,3 +86,25 @@ def test_the_shipped_embedder_loads_by_name_and_puts_the_claim_nearest_its_abstr
     assert docs.shape == (2, embedder.dim) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-4)
     cosines = docs @ query[0]
     assert cosines[1] > cosines[0]
+
+
+@pytest.mark.slow
+def test_a_shipped_rerankers_logit_depends_on_its_pair_alone() -> None:
+    """The shipped cross-encoder is int8, quantised per call: batched, a passage's logit moved with the
+    passages beside it (results/bench/batch.json). As loaded, each logit is its pair's alone, in any
+    company and any order, and a second call's reused logits are the ones the model gives."""
+    passages = [RELEVANT, UNRELATED, CLAIM, RELEVANT[:120], UNRELATED + " " + RELEVANT, "bone density"]
+    fresh = models.shipped_reranker(build.RERANKER, memo=0)
+    alone = [float(fresh.score(CLAIM, [p])[0]) for p in passages]
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        order = rng.permutation(len(passages))[: rng.integers(2, len(passages) + 1)]
+        together = fresh.score(CLAIM, [passages[i] for i in order])
+        np.testing.assert_array_equal(together, [alone[i] for i in order])
+    shared = make_reranker(build.RERANKER)
+    assert make_reranker(build.RERANKER) is shared  # one session and one memo per process
+    assert isinstance(shared, OnnxCrossEncoder)
+    shared.score(CLAIM, passages)
+    logits, reused = shared.score_reusing(CLAIM, passages[::-1])
+    assert reused == len(passages)
+    np.testing.assert_array_equal(logits, alone[::-1])

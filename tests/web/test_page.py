@@ -61,6 +61,10 @@ EXTRA = {
     "tubeless.txt": "Tubeless tyres seal small punctures.\n\nTop up sealant every three months.\n",
     "wheels.md": "# Wheels\n\nTrue a wheel when the brake pads rub the rim.\n\nKeep spoke tension even.\n",
     "lights.txt": "Lights: a front light of 400 lumen is enough for road riding at night.\n",
+    # a name longer than any box: its label must be cut to end before the score
+    "maintenance/bedding-in-new-disc-rotors-and-brake-pads.md": (
+        "# Bedding in\n\nBed in new disc rotors and brake pads with ten gentle stops before a long descent.\n"
+    ),
 }
 
 
@@ -169,6 +173,44 @@ def test_the_rank_flow_is_drawn_before_the_first_token(
     assert page.locator("#rankflow line.cutoff[data-cutoff='shortlist']").count() == 1
     assert page.locator("#rankflow line.cutoff[data-cutoff='top-k']").count() == 1
     page.locator("#rankflow").screenshot(path=str(shots / "rankflow.png"))
+
+
+BOXES = """() => [...document.querySelectorAll('#rankflow g.node')].map(node => {
+  const part = (name) => node.querySelector(name);
+  const [label, score, rect] = [part('text.label'), part('text.score'), part('rect')].map(e => e.getBBox());
+  return {stage: node.dataset.stage, rank: Number(node.dataset.rank), label: part('text.label').textContent,
+          score: part('text.score').textContent, labelStart: label.x, labelEnd: label.x + label.width,
+          scoreStart: score.x, scoreEnd: score.x + score.width,
+          boxStart: rect.x, boxEnd: rect.x + rect.width};
+})"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)])
+def test_no_label_runs_into_its_score_and_neighbouring_scores_read_apart(
+    browser: Any, served: tuple[str, Store, SlowEcho], size: tuple[int, int]
+) -> None:
+    base, _, _ = served
+    with opened_page(browser, width=size[0], height=size[1]) as page:
+        page.goto(base)
+        ask(page, "when do disc brake pads need replacing")
+        boxes = page.evaluate(BOXES)
+        stages = {
+            e["data"]["name"]: e["data"]
+            for e in trace_of_latest(page, base)["events"]
+            if e["event"] == "stage"
+        }
+    assert boxes
+    for box in boxes:
+        assert box["boxStart"] <= box["labelStart"] and box["labelEnd"] <= box["scoreStart"], box
+        assert box["scoreEnd"] <= box["boxEnd"], box
+    assert any("…" in box["label"] for box in boxes), "the long file name was not cut"
+    # the searches' and fusion's own scores: two neighbours that differ read differently (RRF sums too)
+    for name in ("keyword", "vector", "fusion"):
+        scores = [c["score"] for c in stages[name]["candidates"]]
+        shown = {b["rank"]: b["score"] for b in boxes if b["stage"] == name}
+        for rank in sorted(shown)[1:]:
+            if scores[rank - 1] != scores[rank - 2]:
+                assert shown[rank] != shown[rank - 1], (name, rank, shown)
 
 
 def test_a_rerank_fused_by_rrf_shows_both_terms_in_the_inspector(

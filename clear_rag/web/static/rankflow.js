@@ -6,7 +6,9 @@
 import { clear, el, fmt, svg } from "./dom.js";
 import { foundClass } from "./run.js";
 
-const BOX_W = 128;
+const BOX_W = 150;
+const LABEL_X = 22; // where a box's label starts, after its rank
+const LABEL_GAP = 6; // room kept between the end of a label and the start of its score
 const GAP = 64; // room between columns for the lines, entries and exits
 const ROW_H = 19;
 const HEAD_H = 58;
@@ -117,6 +119,7 @@ export class RankFlow {
     });
     this.drawCutoffs(root, columns, ctx);
     this.canvas.append(root);
+    fitLabels(root);
   }
 
   drawColumn(stage, i, { run, packed, cited, limit, x, y }, overflow) {
@@ -128,7 +131,9 @@ export class RankFlow {
       svg("text", { x: left, y: 31, class: "stage-meta" }, `${stage.candidates.length} in ${fmt(stage.elapsed_ms, 1)} ms`),
       svg("text", { x: left, y: 45, class: "stage-meta" }, summarise(detail, run)),
     );
-    for (const cand of stage.candidates.slice(0, limit)) {
+    const shown = stage.candidates.slice(0, limit).map((cand) => run.shownScore(stage, cand));
+    const digits = distinguishingDigits(shown);
+    for (const [n, cand] of stage.candidates.slice(0, limit).entries()) {
       const found = foundClass(run.foundBy(cand.chunk_id));
       // a chunk of a passage the answer cited: a bar along the box's left edge (inside it, clear of
       // the rank) and an outline of its own, in every column it is in
@@ -152,8 +157,8 @@ export class RankFlow {
         svg("rect", { x: left, y: top, width: BOX_W, height: ROW_H - 2, rx: 3 }),
         numbers ? svg("rect", { class: "cited-bar", x: left, y: top, width: 3, height: ROW_H - 2 }) : null,
         svg("text", { x: left + 4 + (numbers ? 1 : 0), y: y(cand.rank) + 4, class: "rank" }, String(cand.rank)),
-        svg("text", { x: left + 22, y: y(cand.rank) + 4, class: "label" }, shortId(cand.chunk_id)),
-        svg("text", { x: left + BOX_W - 4, y: y(cand.rank) + 4, class: "score" }, fmt(run.shownScore(stage, cand), 2)),
+        svg("text", { x: left + LABEL_X, y: y(cand.rank) + 4, class: "label", "data-full": shortId(cand.chunk_id) }, shortId(cand.chunk_id)),
+        svg("text", { x: left + BOX_W - 4, y: y(cand.rank) + 4, class: "score" }, fmt(shown[n], digits)),
       );
       group.append(node);
     }
@@ -245,7 +250,7 @@ export class RankFlow {
 function summarise(detail, run) {
   const parts = [];
   if (detail.method) parts.push(detail.method + (detail.k !== undefined ? ` k=${detail.k}` : ""));
-  if (detail.shortlist !== undefined) parts.push(`shortlist ${detail.shortlist}`);
+  if (detail.shortlist !== undefined) parts.push(`shortlist ${detail.shortlist}` + (detail.reused ? ` (${detail.reused} scores reused)` : ""));
   if (detail.display) parts.push(`shown as ${detail.display}`);
   if (detail.top_k !== undefined) parts.push(`top-k ${detail.top_k}`);
   if (detail.budget_tokens !== undefined) {
@@ -256,9 +261,50 @@ function summarise(detail, run) {
   return parts.join(" · ");
 }
 
-/** A chunk id short enough for a box: "docs/sub/c.html#0003" as "c.html#3" (the full id is in the
- * box's tooltip and the inspector). */
+/** A chunk id without its folders: "docs/sub/c.html#0003" as "c.html#3" (the full id is in the box's
+ * tooltip and the inspector; fitLabels shortens it further where the box is too narrow). */
 function shortId(id) {
-  const name = id.slice(id.lastIndexOf("/") + 1).replace(/#0*(\d)/, "#$1");
-  return name.length > 14 ? `${name.slice(0, 6)}…${name.slice(-7)}` : name;
+  return id.slice(id.lastIndexOf("/") + 1).replace(/#0*(\d)/, "#$1");
+}
+
+/**
+ * Decimals enough to tell a column's scores apart: the fewest (2 to 6) at which no two neighbours
+ * with different scores print the same (RRF sums such as 0.0325 and 0.0323 all read 0.03 at two).
+ */
+export function distinguishingDigits(values) {
+  const numbers = values.filter((v) => typeof v === "number" && Number.isFinite(v) && !Number.isInteger(v));
+  for (let digits = 2; digits < 6; digits += 1) {
+    const clash = numbers.some((v, i) => i > 0 && v !== numbers[i - 1] && v.toFixed(digits) === numbers[i - 1].toFixed(digits));
+    if (!clash) return digits;
+  }
+  return 6;
+}
+
+/** Each box's label cut, in its middle, to end before its score begins (measured as drawn, so any font
+ * and any width fits); the whole label stays in the box's tooltip. */
+function fitLabels(root) {
+  for (const node of root.querySelectorAll("g.node")) {
+    const label = node.querySelector("text.label");
+    const score = node.querySelector("text.score");
+    if (!label || !score || typeof label.getComputedTextLength !== "function") continue;
+    const room = score.getBBox().x - LABEL_GAP - Number(label.getAttribute("x"));
+    const full = label.dataset.full;
+    if (label.getComputedTextLength() <= room) continue;
+    let lo = 0; // the longest middle cut known to fit, found by halving
+    let hi = full.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      label.textContent = cut(full, mid);
+      if (label.getComputedTextLength() <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    label.textContent = lo > 0 ? cut(full, lo) : "";
+  }
+}
+
+/** ``text`` in ``keep`` characters, an ellipsis in the middle: the file's start and the chunk's end. */
+function cut(text, keep) {
+  if (keep >= text.length) return text;
+  const tail = Math.ceil((keep - 1) / 2);
+  return `${text.slice(0, keep - 1 - tail)}…${text.slice(text.length - tail)}`;
 }
