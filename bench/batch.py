@@ -24,7 +24,6 @@ Written to results/bench/batch.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, write_result
+from bench.common import ROOT, publish
 
 Run = Callable[[int], np.ndarray]  # batch size -> every output of the workload, stacked
 RERANKER = "scifact-minilm-l6"
@@ -177,9 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     from clear_rag.report.bench import bench_table
 
-    path = write_result("batch", result)
-    print(bench_table(json.loads(path.read_text(encoding="utf-8")), "batch"))
-    print(f"written to {path.relative_to(ROOT)}")
+    publish("batch", result, lambda doc: bench_table(doc, "batch") + "\n")
     return 0
 
 

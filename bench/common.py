@@ -37,11 +37,12 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
 
 
 def publish(name: str, result: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> Path:
-    """``result`` written to ``results/bench/<name>.json``, printed as its table, and where it went:
-    the last step of a benchmark that times the whole run (``elapsed_s``)."""
+    """``result`` written to ``results/bench/<name>.json``, printed as its table (``render`` reads the
+    file as written, the machine and date included), and where it went: the last step of a benchmark
+    that times the whole run (``elapsed_s``)."""
     path = write_result(name, result)
     print()
-    print(render(result), end="")
+    print(render(json.loads(path.read_text(encoding="utf-8"))), end="")
     print(f"written to {path.relative_to(ROOT)} in {result['elapsed_s']} s")
     return path
 

@@ -86,8 +86,9 @@ def trained_reranker(folder: Path, name: str | None = None, **settings: int) -> 
 SERVE_TOKENS = 256  # all-MiniLM-L6-v2's own limit: training cuts abstracts to 128 for speed, search need not
 
 
-def shipped_embedder(name: str, *, batch_size: int = 1, threads: int = 0) -> Any:  # onnx.BATCH_SIZE
-    """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder``.
+def shipped_embedder(name: str, **settings: Any) -> Any:
+    """The shipped adapted embedder ``name``, loaded by the embedded ``OnnxEmbedder`` (``settings`` are
+    its batch_size and threads, its own defaults where not given).
 
     Texts are cut at ``SERVE_TOKENS``, as the base model's are, whatever length it was trained at."""
     from clear_rag.providers.onnx import OnnxEmbedder
@@ -100,6 +101,5 @@ def shipped_embedder(name: str, *, batch_size: int = 1, threads: int = 0) -> Any
         name=name,
         version=version(found),
         max_tokens=max(SERVE_TOKENS, int(found["inputs"]["training"]["max_tokens"])),
-        batch_size=batch_size,
-        threads=threads,
+        **settings,
     )
