@@ -68,10 +68,11 @@ site: $(VENV)/.dev-installed
 	$(BIN)/clear-rag check-report
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The screenshots of the chat, the rank-flow, the Results view and two site pages, taken by the browser tests
+# The screenshots of the chat, the rank flow, the answer side, the Results view and site pages (light and dark,
+# 1440 and 390 px wide), taken by the browser tests
 # into site/img/.
 screenshots: $(VENV)/.dev-installed chromium
-	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_results_page.py tests/web/test_site_pages.py
+	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_rankflow.py tests/web/test_results_page.py tests/web/test_answer_side.py tests/web/test_site_pages.py
 
 # The browser tests (tests/web/test_page.py) drive Debian's Chromium through Playwright for Python,
 # launched by path: `playwright install` is never run, since it downloads a browser build of its

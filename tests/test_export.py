@@ -71,6 +71,7 @@ def test_every_exported_file_is_the_api_answer_byte_for_byte(
             assert rows == [r["name"] for r in document["rows"]]
             at = f"{base}/{quote(file, safe='')}"
             assert exported[f"{place}/document.json"] == answered(at)
+            assert exported[f"{place}/questions.json"] == answered(f"{at}/questions")
             for n, pinned in enumerate(rows):
                 pinned_at = f"{at}/pinned/{quote(pinned, safe='')}"
                 assert exported[f"{place}/pinned/{n}.json"] == answered(pinned_at)
@@ -83,7 +84,7 @@ def test_every_exported_file_is_the_api_answer_byte_for_byte(
                         # the slice, encoded again, is the answer's bytes: key order and floats survive
                         assert encode(found) == answered(f"{at}/moves?{query}")
                 expected |= {f"{place}/pinned/{n}.json", f"{place}/moves/{n}.json"}
-            expected.add(f"{place}/document.json")
+            expected |= {f"{place}/document.json", f"{place}/questions.json"}
     assert set(exported) == expected
 
 
@@ -95,6 +96,7 @@ def test_odd_row_names_never_reach_a_file_name(exported: dict[str, bytes]) -> No
         f"{odd}/document.json",
         *(f"{odd}/moves/{n}.json" for n in range(3)),
         *(f"{odd}/pinned/{n}.json" for n in range(3)),
+        f"{odd}/questions.json",
     ]
     pinned = json.loads(exported[f"{odd}/pinned/0.json"])
     assert pinned["pinned"] == ODD_ROWS["hybrid"]
@@ -105,9 +107,10 @@ def test_two_exports_of_the_same_results_are_the_same_bytes(
     results: Path, exported: dict[str, bytes], tmp_path: Path
 ) -> None:
     assert export(results) == exported
-    # the folder's own place is in none of it
+    # the folder's own place is in none of it (the project moved whole: the labels beside results/ too)
     moved = tmp_path / "elsewhere" / "results"
     shutil.copytree(results, moved)
+    shutil.copy(results.parent / "golden.yaml", moved.parent / "golden.yaml")
     assert export(moved) == exported
     assert list(exported) == sorted(exported)
 

@@ -406,3 +406,16 @@ def test_a_curve_on_log_axes_rejects_a_zero() -> None:
     assert curves_svg("t", [("p", "y", [("a", [(1.0, 2.0), (10.0, 3.0)])])], "x", "source").startswith(
         b"<?xml"
     )
+
+
+def test_the_rank_flow_ratio_pairs_rounds_and_skips_what_was_not_measured() -> None:
+    from bench.rankflow import _ratio
+
+    pairs = [(100.0, 400.0), (120.0, 300.0), (90.0, 900.0)]
+    once = _ratio(pairs)
+    assert once == 0.25  # the median of 0.25, 0.4, 0.1
+    doubled = [(a, 2 * b) for a, b in pairs]
+    assert _ratio(doubled) == pytest.approx(once / 2)
+    # a round where either side has no figure, or the peer's is 0 (no long task), says nothing
+    assert _ratio([(None, 5.0), (3.0, 0.0), (2.0, 4.0)]) == 0.5
+    assert _ratio([(None, None)]) is None

@@ -135,3 +135,27 @@ def test_chunkers_are_the_distinct_settings_of_the_records(tmp_path: Path) -> No
             doc = Document(f"d{n}.txt", f"/x/d{n}.txt", f"h{n}", "text", (Block("paragraph", 0, 4),))
             store.put(doc, [], parser="text/plain@1", chunker=chunker, size_bytes=4)
         assert store.chunkers() == sorted({r.chunker for r in store.records()})
+
+
+def test_titles_are_the_first_heading_else_the_first_line_with_words(tmp_path: Path) -> None:
+    from clear_rag.store.sqlite import TITLE_CHARS
+
+    long_line = "word " * 40
+    docs = {
+        "a.md": ("intro line\n\n# Brake pads\n\ntext", (Block("heading", 12, 24, level=1),)),
+        "b.txt": ("\n  ---  \n  Chain   wear\nmore", ()),
+        "c.txt": (long_line, ()),
+        "d.txt": ("... --- ...", ()),
+    }
+    with Store(tmp_path / "s") as store:
+        for doc_id, (text, blocks) in docs.items():
+            doc = Document(doc_id, doc_id, "h" + doc_id, text, blocks)
+            chunk = Chunk(f"{doc_id}#0", doc_id, 0, len(text), text, 0, 1)
+            store.put(doc, [chunk], parser="p", chunker="{}", size_bytes=len(text))
+        got = store.titles(["a.md", "b.txt", "c.txt", "d.txt", "gone.md", "a.md"])
+    assert got["a.md"] == docs["a.md"][0][12:24].strip("# ") == "Brake pads"
+    assert got["b.txt"] == "Chain wear"  # the first line holding a word, its spaces folded
+    assert len(got["c.txt"]) == TITLE_CHARS and got["c.txt"].endswith("…")
+    assert long_line.startswith(got["c.txt"][:-1])
+    assert got["d.txt"] == ""  # no line holds a word
+    assert "gone.md" not in got

@@ -145,7 +145,15 @@ class Planner:
         check()
         emit(
             Event(
-                "query", {"question": question, "searched": searched, "phrasings": phrasings, "steps": steps}
+                "query",
+                {
+                    "question": question,
+                    "searched": searched,
+                    "phrasings": phrasings,
+                    "steps": steps,
+                    # every stage to come, so a page can show the ones still running
+                    "plan": self.pipeline.plan(searched, phrasings=phrasings, hypothetical=hypothetical),
+                },
             )
         )
 

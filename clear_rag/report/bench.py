@@ -839,6 +839,44 @@ def _batch(doc: dict[str, Any], name: str) -> str:
     return "\n\n".join([markdown_table(head, rows), said])
 
 
+def _rankflow(doc: dict[str, Any], name: str) -> str:
+    """The page's rank flow (bench/rankflow.py): per stored question and build of the page, the wait
+    from a click in the history to the painted replay, the longest main-thread task in it, and the
+    synchronous redraws, medians over the rounds, with this tree's per-round ratio to the peer."""
+    head = ["question", "page", "boxes", "replay painted ms", "longest task ms"]
+    head += ["rows: all ms", "rows: back ms", "unfold phrasings ms"]
+
+    def shown(value: float | None) -> str:
+        return "—" if value is None else number(value)
+
+    rows, ratios = [], []
+    for question, point in doc["traces"].items():
+        for i, (page, row) in enumerate(point["contenders"].items()):
+            rows.append(
+                [
+                    f"{question} ({point['stages']} stages)" if i == 0 else "",
+                    page,
+                    number(row["boxes"]),
+                    *[shown(row[key]) for key in ("painted_ms", "longest_task_ms", "rows_all_ms")],
+                    *[shown(row[key]) for key in ("rows_back_ms", "unfold_ms")],
+                ]
+            )
+            if "ratio_to_peer" in row:
+                r = row["ratio_to_peer"]
+                ratios.append(
+                    f"{question}: painted {shown(r['painted_ms'])}×, longest task "
+                    f"{shown(r['longest_task_ms'])}×, rows all {shown(r['rows_all_ms'])}×"
+                )
+    said = (
+        f"{doc['rounds']} rounds, the pages' order alternating, median; a long task is one over 50 ms "
+        f"(0: none was). {doc['corpus']}; {doc['providers']}; {doc['browser']}; peer: {doc['peer']}."
+    )
+    parts = [markdown_table(head, rows), said]
+    if ratios:
+        parts.append("This tree ÷ the peer, median of the per-round ratios: " + "; ".join(ratios) + ".")
+    return "\n\n".join(parts)
+
+
 def _generic(doc: dict[str, Any], name: str) -> str:
     """A benchmark not known here yet: its top-level figures and words, as the file has them."""
     rows = []
@@ -863,6 +901,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "embed": _embed,
     "embed-steps": _embed,
     "batch": _batch,
+    "rankflow": _rankflow,
 }
 
 

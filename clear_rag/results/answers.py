@@ -21,6 +21,7 @@ from clear_rag.errors import ResultsQueryError
 from clear_rag.results.pinned import against_pinned
 from clear_rag.results.pinned import moves as question_moves
 from clear_rag.results.queries import run_named
+from clear_rag.results.questions import questions as question_words
 
 
 def encode(answer: Any) -> bytes:
@@ -91,6 +92,14 @@ def moves(file: str, document: Mapping[str, Any], pinned: str, row: str, metric:
         "down": len(found) - ups,
         "moves": found,
     }
+
+
+def questions(file: str, document: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    """``GET /api/results/FILE/questions``: each question's words and labelled quotes, from the labels
+    ``file`` names (paths relative to ``root``, the folder the suite ran in); see
+    ``clear_rag.results.questions``."""
+    with in_shape(file):
+        return question_words(file, document, root)
 
 
 def measured_rows(document: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ F being the file NAME's place in index.json and R the row ROW's place in that fi
     files.json         GET /api/results
     index.json         {"files": [{"file": NAME, "rows": [ROW, ...]}, ...]}
     F/document.json    GET /api/results/NAME
+    F/questions.json   GET /api/results/NAME/questions
     F/pinned/R.json    GET /api/results/NAME/pinned/ROW
     F/moves/R.json     {"rows": {OTHER: {METRIC: answer}}}, each answer that of
                        GET /api/results/NAME/moves?pinned=ROW&row=OTHER&metric=METRIC
@@ -55,6 +56,9 @@ def export(results_dir: Path) -> dict[str, bytes]:
             metrics: list[str] = list(document.get("metric_names", []))
         folder = str(place)
         out[f"{folder}/document.json"] = answers.encode(document)
+        # the labels' paths are relative to the folder the suite ran in, as the API reads them
+        words = answers.questions(file, document, results_dir.parent)
+        out[f"{folder}/questions.json"] = answers.encode(words)
         for n, pinned in enumerate(rows):
             out[f"{folder}/pinned/{n}.json"] = answers.encode(answers.pinned(file, document, pinned))
             behind = {

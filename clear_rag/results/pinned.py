@@ -13,24 +13,55 @@ rows), so pinning the baseline reproduces the file's baseline comparisons to the
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
+from clear_rag.config import PipelineConfig
 from clear_rag.errors import InputError, did_you_mean
 from clear_rag.eval.significance import compare
 
 Row = Mapping[str, Any]
 
 
-def config_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+def config_diff(
+    a: Mapping[str, Any], b: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> dict[str, tuple[Any, Any]]:
     """The settings whose values differ between configs ``a`` and ``b``, as ``{key: (a, b)}``.
 
     Nested tables become dotted keys (``chunking.size``) so a change of chunk size reads as that and
-    not as two whole tables; a key that only one config has is ``None`` on the other side. Keys come
-    in ``a``'s order, then those only ``b`` has.
+    not as two whole tables; a key that only one config has is ``None`` on the other side, unless
+    its value there is its value in ``defaults`` (``PipelineConfig()``'s, by default): a row written
+    before a setting existed ran with what is now its default, so a row merged in later that records
+    ``rerank_fusion: replace`` differs from them in nothing (the predecessor showed that key as a
+    difference against every other row). Keys come in ``a``'s order, then those only ``b`` has.
     """
     flat_a, flat_b = dict(_flatten(a)), dict(_flatten(b))
+    flat_defaults = _default_settings() if defaults is None else dict(_flatten(defaults))
     keys = list(flat_a) + [k for k in flat_b if k not in flat_a]
-    return {k: (flat_a.get(k), flat_b.get(k)) for k in keys if flat_a.get(k) != flat_b.get(k)}
+    return {
+        k: (flat_a.get(k), flat_b.get(k))
+        for k in keys
+        if flat_a.get(k) != flat_b.get(k) and not _default_where_lacking(k, flat_a, flat_b, flat_defaults)
+    }
+
+
+@cache
+def _default_settings() -> dict[str, Any]:
+    return dict(_flatten(PipelineConfig().to_dict()))
+
+
+def _default_where_lacking(
+    key: str, flat_a: Mapping[str, Any], flat_b: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> bool:
+    """True when one config lacks ``key`` altogether (no ``key.…`` under it either: ``weights: {}``
+    against ``weights.vector`` is a real difference) and the other has it at its default."""
+    if key not in defaults:
+        return False
+    for has, other in ((flat_a, flat_b), (flat_b, flat_a)):
+        lacking = key not in other and not any(o.startswith(f"{key}.") for o in other)
+        if key in has and lacking and has[key] == defaults[key]:
+            return True
+    return False
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -188,6 +188,58 @@ class Pipeline:
         )
         return stage, packed
 
+    def plan(
+        self, question: str, *, phrasings: Sequence[str] = (), hypothetical: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The stages ``retrieve`` will report for these arguments, before it runs: each one's name,
+        the names it is built from, and a first-stage search's retriever. Named by the code that
+        names the stages, so a page can lay out the whole graph (and show what is still running)
+        from the query event, and lay it out the same way when a trace is replayed."""
+        queries = list(dict.fromkeys([question, *phrasings]))
+        plan: list[dict[str, Any]] = []
+        owners: dict[str, list[str]] = {}
+        for owner, name, _search, _text, _detail in self._searches(queries, hypothetical):
+            plan.append({"name": name, "inputs": [], "retriever": owner})
+            owners.setdefault(owner, []).append(name)
+        current = ""
+        for owner, names in owners.items():
+            if len(names) > 1:
+                plan.append({"name": owner, "inputs": names})
+            current = owner if len(names) > 1 else names[0]
+        if len(owners) > 1:
+            plan.append(
+                {"name": "fusion", "inputs": [n if len(ns) > 1 else ns[0] for n, ns in owners.items()]}
+            )
+            current = "fusion"
+        if self._rerank is not None:
+            plan.append({"name": "rerank", "inputs": [current]})
+            current = "rerank"
+        plan.append({"name": "context", "inputs": [current]})
+        return plan
+
+    def _searches(
+        self, queries: Sequence[str], hypothetical: str | None
+    ) -> Iterator[tuple[str, str, Callable[..., list[Candidate]], str, dict[str, Any]]]:
+        """Every first-stage search: (retriever, stage name, search, its text, the stage's detail).
+        A retriever with one search keeps its own name; with several, each is named apart so the
+        fused ranking can take the retriever's name without a clash."""
+        for retriever in self._retrievers:
+            searches: dict[str, tuple[Callable[..., list[Candidate]], str, dict[str, Any]]] = {
+                f"q{n}": (retriever, query, {"query": query, "phrasing": n})
+                for n, query in enumerate(queries)
+            }
+            if hypothetical is not None and isinstance(retriever, VectorRetriever):
+                searches["hyde"] = (retriever.search_document, hypothetical, {"hypothetical": hypothetical})
+            for suffix, (search, text, detail) in searches.items():
+                name = retriever.name if len(searches) == 1 else f"{retriever.name}·{suffix}"
+                yield (
+                    retriever.name,
+                    name,
+                    search,
+                    text,
+                    {"retriever": retriever.name, **(detail if len(searches) > 1 else {})},
+                )
+
     def _first_stages(
         self, queries: Sequence[str], hypothetical: str | None, report: StageCallback
     ) -> tuple[list[StageResult], dict[str, StageResult]]:
@@ -196,20 +248,10 @@ class Pipeline:
         jobs: dict[str, Callable[[], list[Candidate]]] = {}
         details: dict[str, dict[str, Any]] = {}
         owners: dict[str, list[str]] = {}
-        for retriever in self._retrievers:
-            searches: dict[str, tuple[Callable[..., list[Candidate]], str, dict[str, Any]]] = {
-                f"q{n}": (retriever, query, {"query": query, "phrasing": n})
-                for n, query in enumerate(queries)
-            }
-            if hypothetical is not None and isinstance(retriever, VectorRetriever):
-                searches["hyde"] = (retriever.search_document, hypothetical, {"hypothetical": hypothetical})
-            # a retriever with one search keeps its own name; with several, each is named apart
-            # so the fused ranking can take the retriever's name without a clash
-            for suffix, (search, text, detail) in searches.items():
-                name = retriever.name if len(searches) == 1 else f"{retriever.name}·{suffix}"
-                jobs[name] = functools.partial(search, text, source=name)
-                details[name] = {"retriever": retriever.name, **(detail if len(searches) > 1 else {})}
-                owners.setdefault(retriever.name, []).append(name)
+        for owner, name, search, text, detail in self._searches(queries, hypothetical):
+            jobs[name] = functools.partial(search, text, source=name)
+            details[name] = detail
+            owners.setdefault(owner, []).append(name)
         owner_of = {name: owner for owner, names in owners.items() for name in names}
         finished: dict[str, StageResult] = {}
         fused: dict[str, StageResult] = {}

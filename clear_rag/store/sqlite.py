@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from clear_rag.types import Block, Chunk, Document, Trace
 SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
 DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command runs in
+TITLE_CHARS = 80  # a title longer than this is cut, with an ellipsis
 STORE_ENV = "CLEAR_RAG_STORE"  # or the store this names, as --store does
 OpenMode = Literal["auto", "write", "read"]
 
@@ -305,6 +306,28 @@ class Store:
         source, content_hash, text, media_type = row
         return Document(doc_id, source, content_hash, text, blocks, media_type)
 
+    def titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Each known document's title as a person would name it: its first heading's text, else its
+        first line that holds any word, cut to TITLE_CHARS; ids the store does not hold are left out.
+        Read in SQL (the heading's span sliced there), so no document's whole text is loaded."""
+        wanted = list(dict.fromkeys(doc_ids))
+        found: dict[str, str] = {}
+        for at in range(0, len(wanted), 500):  # under SQLite's bound on host parameters
+            batch = wanted[at : at + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._db.execute(
+                f"""SELECT d.id,
+                        (SELECT substr(d.text, b.start + 1, min(b."end" - b.start, {TITLE_CHARS * 2}))
+                           FROM blocks b WHERE b.doc_id = d.id AND b.kind = 'heading'
+                          ORDER BY b.position LIMIT 1),
+                        substr(d.text, 1, 2000)
+                   FROM documents d WHERE d.id IN ({marks})""",
+                batch,
+            )
+            for doc_id, heading, head in rows:
+                found[str(doc_id)] = _title(heading, head)
+        return found
+
     def document_text(self, doc_id: str) -> str:
         row = self._db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
         if row is None:
@@ -424,3 +447,12 @@ class _Transaction:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _title(heading: str | None, head: str) -> str:
+    """A heading's text, else the first line of ``head`` that holds a letter or digit, on one line."""
+    for text in (heading or "", *head.splitlines()):
+        line = " ".join(text.split()).strip(" #")
+        if any(ch.isalnum() for ch in line):
+            return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+    return ""

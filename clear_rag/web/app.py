@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, get_args
@@ -33,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, StoreError
+from clear_rag.providers.select import Presence, embedders_here, rerankers_here
 from clear_rag.results.answers import support_check
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import to_dict as trace_dict
@@ -42,6 +43,7 @@ from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest, Models, Runner
 
 STATIC = Path(__file__).parent / "static"
 CHAT_KEYS = ("question", "conversation", "config", "generate")
+MAX_TITLES = 1000  # doc ids in one /api/titles request (a 14-stage trace names a few hundred)
 HEARTBEAT_S = 15  # a comment line this often keeps proxies and the browser from closing a quiet stream
 
 
@@ -95,6 +97,13 @@ def create_app(
         blocks = [dataclasses.asdict(block) for block in doc.blocks]
         return JSONResponse({"id": doc.id, "text": doc.text, "media_type": doc.media_type, "blocks": blocks})
 
+    async def titles(request: Request) -> Response:
+        doc_ids = request.query_params.getlist("doc_id")
+        if len(doc_ids) > MAX_TITLES:
+            return _error(400, f"{len(doc_ids)} doc_id values: ask for at most {MAX_TITLES} titles at a time")
+        found = await run_in_threadpool(store.titles, doc_ids)
+        return JSONResponse({"titles": found})
+
     async def traces(request: Request) -> Response:
         rows = await run_in_threadpool(store.traces, 200)
         return JSONResponse({"traces": [{"id": i, "created_at": c, "query": q} for i, c, q in rows]})
@@ -132,6 +141,7 @@ def create_app(
         Route("/results", results_page),
         Route("/api/chat", chat, methods=["POST"]),
         Route("/api/documents/{doc_id:path}", document),
+        Route("/api/titles", titles),
         Route("/api/traces", traces),
         Route("/api/traces/{trace_id}", trace),
         Route("/api/config", config),
@@ -143,7 +153,7 @@ def create_app(
         status = getattr(exc, "status_code", 404)
         endpoints = (
             "GET /, /results, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config, "
-            "/api/results[/FILE[/pinned/ROW | /moves | /trace/ROW/ID]]"
+            "/api/results[/FILE[/pinned/ROW | /moves | /questions | /trace/ROW/ID]]"
         )
         return _error(
             status, f"{request.method} {request.url.path}: no such endpoint here. The API is {endpoints}"
@@ -221,16 +231,19 @@ def support_info(base: PipelineConfig, runner: Runner, results_dir: Path) -> dic
 
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
     """Every setting the Lab shows: its kind, current value, choices, and whether its machinery is here
-    (with the one-line reason when it is not), so no knob is silently ignored."""
+    (with the one-line reason when it is not), so no knob is silently ignored. The reranker's choices
+    are every reranker a config may name, each with whether it is here (``options``), so any one that
+    is here can be chosen whichever the server started with; the embedder is shown the same way,
+    though only a restart changes it."""
     found: list[dict[str, Any]] = []
     needs = {
         # a chat model that writes text: "writer" says why this one does not, "chat" why there is none
         "expand": ("writer", "chat"),
         "hyde": ("writer", "chat"),
-        "rerank": ("reranker",),
-        "reranker": ("reranker",),
         "support_model": ("support",),
     }
+    rerankers = _options(rerankers_here(base.reranker), base.reranker, models.missing.get("reranker"))
+    some_reranker = any(option["available"] for option in rerankers)
     for name, info in PipelineConfig.model_fields.items():
         if name in ("answer_deadline_s", "max_answer_chars"):
             continue  # bounds on a reply, not knobs of retrieval
@@ -241,17 +254,24 @@ def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
             knob["choices"] = choices
         reason = next((models.missing[k] for k in needs.get(name, ()) if k in models.missing), None)
         if name == "retrievers" and models.embedder is None:
-            reason = models.missing.get("embedder", "no embedder is loaded: vector search is off")
+            reason = "no embedder is loaded, so vector search is off"
             knob["choices"] = ["keyword"]
+        if name == "rerank" and not some_reranker:
+            reason = "needs a reranker, and none is here (the reranker setting says how to get one)"
+        if name == "reranker":
+            knob.update(kind="choice", choices=[o["name"] for o in rerankers], options=rerankers)
+            reason = None if some_reranker else "none of these is here"
         if name == "chunking":
             reason = (
-                "the store was chunked this way; another chunking needs a store ingested with it "
-                "(clear-rag ingest PATH --chunker ... --size ...)"
+                "the store was chunked this way; another chunking needs a store ingested with it: "
+                "`clear-rag ingest PATH --chunker ... --size ...`"
             )
         knob["available"] = reason is None
         if reason is not None:
             knob["reason"] = reason
         found.append(knob)
+        if name == "retrievers":
+            found.append(_embedder_knob(models))
     found.append(
         {
             "key": "self_correction",
@@ -262,6 +282,41 @@ def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
         }
     )
     return found
+
+
+def _options(here: Sequence[Presence], current: str | None, failed: str | None) -> list[dict[str, Any]]:
+    """Models as a knob's choices: each with a few words on it and, when it is not here, why; the
+    current one's reason is ``failed`` where the server tried it and it would not load."""
+    options = []
+    for model in here:
+        reason = failed if model.name == current and failed else model.missing
+        option = {"name": model.name, "about": model.about, "available": reason is None}
+        options.append(option if reason is None else {**option, "reason": reason})
+    return options
+
+
+def _embedder_knob(models: Models) -> dict[str, Any]:
+    """The server's embedder among those that ship: shown, never sent, since the store's vectors are
+    made with one embedder and the server loads it at start-up."""
+    failed = models.missing.get("embedder")
+    current = models.names.get("embedder") or (models.embedder.name if models.embedder else None)
+    if models.embedder is None:  # none failed: this config searches no vectors, so none was loaded
+        current = (current or "the server's embedder") if failed else None
+    options = _options(embedders_here(), current, failed)
+    if current is not None and current not in {o["name"] for o in options}:
+        options.insert(0, {"name": current, "about": "in use", "available": failed is None})
+        if failed:
+            options[0]["reason"] = failed
+    return {
+        "key": "embedder",
+        "value": current,
+        "kind": "choice",
+        "choices": [o["name"] for o in options],
+        "options": options,
+        "available": False,
+        "reason": "set when the server starts, since the store's vectors are made with it: "
+        "`clear-rag ingest PATH --embedder NAME`, then `clear-rag serve --embedder NAME`",
+    }
 
 
 def _kind(annotation: Any, value: object) -> str:

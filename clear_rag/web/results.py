@@ -1,13 +1,14 @@
-"""The Results API: the result files, a row pinned against the others, the questions behind a move, and
-a question's stored trace; what the Results view draws from.
+"""The Results API: the result files, a row pinned against the others, the questions behind a move, the
+words of a file's questions, and a question's stored trace; what the Results view draws from.
 
-Files are named by their name alone (``tech`` or ``tech.json``), never by a path, so a request can read
-nothing but ``results_dir/*.json``. What each endpoint answers is computed by the plain functions of
-``clear_rag.results.answers`` (the list of files through the named DuckDB queries, a pinned row through
-``clear_rag.results.pinned``), which the static export of the site calls too; here are only the
-routes, the file names and the stored traces. Every error is JSON ``{"error": one line}`` saying what
-to do, and the server goes on serving: a result file that is missing, damaged or not in the one shape
-is a 4xx naming it, not a traceback.
+Files are named by their name alone (``tech`` or ``tech.json``), never by a path, so a request can name
+nothing but ``results_dir/*.json``; beyond them, only what a result file itself names is read (a row's
+store for a trace, the labels it was measured on for its questions' words). What each endpoint answers
+is computed by the plain functions of ``clear_rag.results.answers`` (the list of files through the
+named DuckDB queries, a pinned row through ``clear_rag.results.pinned``), which the static export of
+the site calls too; here are only the routes, the file names and the stored traces. Every error is
+JSON ``{"error": one line}`` saying what to do, and the server goes on serving: a result file that is
+missing, damaged or not in the one shape is a 4xx naming it, not a traceback.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class ResultsApi:
             Route(base + "/{file}", _guarded(self.document)),
             Route(base + "/{file}/pinned/{row:path}", _guarded(self.pinned)),
             Route(base + "/{file}/moves", _guarded(self.moves)),
+            Route(base + "/{file}/questions", _guarded(self.questions)),
             Route(base + "/{file}/trace/{row}/{trace_id}", _guarded(self.trace)),
         ]
 
@@ -104,6 +106,11 @@ class ResultsApi:
             raise _Problem(400, f"moves: the query parameter {missing[0]!r} is missing. Ask e.g. {example}")
         document = await self._load(request)
         return answers.moves(file, document, wanted["pinned"], wanted["row"], wanted["metric"])
+
+    async def questions(self, request: Request) -> dict[str, Any]:
+        # the labels' paths are relative to the folder the suite ran in: the one holding results/
+        file, document = self._name(request), await self._load(request)
+        return await run_in_threadpool(answers.questions, file, document, self.results_dir.parent)
 
     async def trace(self, request: Request) -> dict[str, Any]:
         file, document = self._name(request), await self._load(request)

@@ -46,7 +46,8 @@ PIPELINES_KEPT = 8  # configs whose loaded indexes are kept (each Lab change is 
 @dataclass
 class Models:
     """The models the server answers with, made once at start-up (tests pass the fakes). A model that
-    is not here is ``None`` with the one-line reason, which ``/api/config`` shows beside its knob."""
+    is not here is ``None`` with the one-line reason, which ``/api/config`` shows beside its knob: said
+    for a person (what is missing, the command that gets it), not the file path the error names."""
 
     embedder: Embedder | None
     chat: ChatModel | None
@@ -56,13 +57,21 @@ class Models:
     )  # "chat", "writer" (expand, hyde), "embedder", "reranker", "support": why not
     # the support check's model by name (config.support_model); None: answers are not checked
     support: Callable[[str], SupportChecker] | None = None
+    # the names the server was started with, as the CLI spells them ("embedder": "minilm")
+    names: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, settings: PipelineConfig, *, embedder: str, chat: str, timeout: float | None) -> Models:
         """The models named on the command line; one that is not here (a package not installed, a
         reranker not pulled) is left out with its reason rather than stopping the server, since the
         page can answer without it and says what needs it."""
-        from clear_rag.providers.select import make_chat, make_embedder, make_reranker
+        from clear_rag.providers.select import (
+            embedders_here,
+            make_chat,
+            make_embedder,
+            make_reranker,
+            rerankers_here,
+        )
 
         missing: dict[str, str] = {}
         found_embedder = None
@@ -70,12 +79,12 @@ class Models:
             try:
                 found_embedder = make_embedder(embedder, timeout=timeout)
             except ModelError as err:
-                missing["embedder"] = str(err)
+                missing["embedder"] = _reason(embedder, err, {p.name: p.missing for p in embedders_here()})
         found_chat = None
         try:
             found_chat = make_chat(chat, timeout=timeout)
         except ModelError as err:
-            missing["chat"] = str(err)
+            missing["chat"] = _reason(chat, err)
         # what expand and hyde need: a model that writes text, which the extractive answerer does not
         if "chat" in missing:
             missing["writer"] = missing["chat"]
@@ -90,13 +99,24 @@ class Models:
         try:
             rerankers(settings.reranker)
         except ModelError as err:
-            missing["reranker"] = str(err)
+            here = {p.name: p.missing for p in rerankers_here(settings.reranker)}
+            missing["reranker"] = _reason(settings.reranker, err, here)
         checkers = functools.cache(support_checker)
         try:
             checkers(settings.support_model)
         except ModelError as err:
-            missing["support"] = str(err)
-        return cls(found_embedder, found_chat, rerankers, missing, checkers)
+            here = {p.name: p.missing for p in rerankers_here(settings.support_model)}
+            missing["support"] = _reason(settings.support_model, err, here)
+        names = {"embedder": embedder, "chat": chat}
+        return cls(found_embedder, found_chat, rerankers, missing, checkers, names)
+
+
+def _reason(name: str, err: ModelError, here: Mapping[str, str | None] | None = None) -> str:
+    """Why the model ``name`` is not here, for the page: what its files lack (``here``, from
+    ``providers.select``) when they do, else the error without the path it names (a file that is
+    there but would not load)."""
+    found = (here or {}).get(name)
+    return found if found is not None else f"{name}: {err.what}. {err.fix}"
 
 
 @dataclass(frozen=True, slots=True)

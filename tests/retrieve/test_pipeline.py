@@ -248,3 +248,35 @@ def test_opening_never_indexes_an_index_behind_its_store_is_an_error(
 def test_a_config_naming_another_chunking_than_the_stores_is_an_error(toy_store: Store) -> None:
     with pytest.raises(ConfigError, match=r"chunking.*asks for chunking.*'size': 512.*store was chunked"):
         open_pipeline(toy_store, toy_config().replace(chunking=toy_config().chunking.replace(size=512)))
+
+
+@pytest.mark.parametrize(
+    ("changes", "phrasings", "hyde"),
+    [
+        ({}, [], False),
+        ({"retrievers": ["keyword"]}, [], False),
+        ({"rerank": True}, ["replace a worn chain", "chain stretch"], True),
+        ({"retrievers": ["vector"], "rerank": True}, ["worn chain"], True),
+        ({"fusion": "minmax"}, ["worn chain", "worn chain"], False),
+    ],
+)
+def test_the_plan_names_every_stage_retrieve_reports_with_its_inputs(
+    toy_store: Store, changes: dict[str, object], phrasings: list[str], hyde: bool
+) -> None:
+    """What a page draws before the stages arrive is what arrives: the same names, each built from
+    the same stages, whatever the retrievers, phrasings (a repeated one searched once) and HyDE."""
+    pipeline = toy_pipeline(toy_store, **changes)  # type: ignore[arg-type]
+    hypothetical = "Chains stretch with wear." if hyde else None
+    plan = pipeline.plan("chain stretch", phrasings=phrasings, hypothetical=hypothetical)
+    stages = pipeline.retrieve("chain stretch", phrasings=phrasings, hypothetical=hypothetical).stages
+    assert sorted(p["name"] for p in plan) == sorted(s.name for s in stages)
+    planned = {p["name"]: p for p in plan}
+    for stage in stages:
+        detail = stage.detail
+        inputs = detail.get("inputs", detail.get("input", ""))
+        assert planned[stage.name]["inputs"] == [i for i in inputs.split(",") if i], stage.name
+        if not inputs:  # a first-stage search names its retriever, as its detail does
+            assert planned[stage.name]["retriever"] == detail["retriever"]
+    # a stage is planned after every stage it is built from
+    order = [p["name"] for p in plan]
+    assert all(order.index(i) < order.index(p["name"]) for p in plan for i in p["inputs"])

@@ -5,6 +5,8 @@ fake), and the context a question is given, read off a Retrieve only request."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,6 +49,24 @@ def checked_models(chat: ChatModel) -> Models:
         {},
         lambda name: SupportChecker(LexicalReranker()),
     )
+
+
+@contextmanager
+def serve_checked(folder: Path, chat: ChatModel) -> Iterator[tuple[str, Any]]:
+    """The page's store (``build_store``) in ``folder`` served with the support check on and ``chat``
+    answering, over a results folder with no graded answers: its base URL and the store."""
+    from clear_rag.web.app import create_app
+    from tests.web.conftest import serving
+    from tests.web.test_page import build_store, page_config  # test_page imports this module
+
+    store = build_store(folder)
+    (folder / "results").mkdir()
+    app = create_app(store, page_config(), checked_models(chat), results_dir=folder / "results")
+    try:
+        with serving(app) as url:
+            yield url, store
+    finally:
+        store.close()
 
 
 def context_of(base: str, question: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from tests.web.answering import (
     context_of,
     miscited,
     numbers,
+    serve_checked,
 )
 from tests.web.browser import WAIT_MS, open_page, require_browser
 from tests.web.conftest import serving
@@ -38,16 +39,9 @@ expect = sync_api.expect
 @pytest.fixture(scope="module")
 def answering(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store, CountingChat]]:
     """The app with the support check on, over a results folder with no graded answers."""
-    folder = tmp_path_factory.mktemp("answer-side")
-    store = build_store(folder)
     chat = CountingChat()
-    (folder / "results").mkdir()
-    app = create_app(store, page_config(), checked_models(chat), results_dir=folder / "results")
-    try:
-        with serving(app) as url:
-            yield url, store, chat
-    finally:
-        store.close()
+    with serve_checked(tmp_path_factory.mktemp("answer-side"), chat) as (url, store):
+        yield url, store, chat
 
 
 @pytest.fixture
@@ -414,8 +408,11 @@ def test_the_answer_side_passes_axe(
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_results_view_of_the_graded_answers_passes_axe(browser: Any, tmp_path: Path, scheme: str) -> None:
-    """The same rules on the Results view over the committed result files, the graded answers open."""
+def test_the_results_view_of_the_graded_answers_passes_axe(
+    browser: Any, tmp_path: Path, shots: Path, scheme: str
+) -> None:
+    """The same rules on the Results view over the committed result files, the graded answers open;
+    the page never wider than the window (photographed at each size, dark and light)."""
     from axe_playwright_python.sync_playwright import Axe
 
     store = build_store(tmp_path)
@@ -436,6 +433,8 @@ def test_the_results_view_of_the_graded_answers_passes_axe(browser: Any, tmp_pat
                     expect(page.locator("#results-moves .check").first).to_be_visible()
                     found = Axe().run(page).response["violations"]
                     assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in found] == []
+                    assert page.evaluate("document.documentElement.scrollWidth") <= width
+                    page.screenshot(path=str(shots / f"results-answers-{width}-{scheme}.png"))
                 finally:
                     context.close()
     finally:

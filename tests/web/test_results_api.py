@@ -12,16 +12,18 @@ from typing import Any
 import httpx
 import pytest
 
+from clear_rag.eval.golden import read_golden
 from clear_rag.eval.loss import VERDICTS
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
 from clear_rag.results.files import write_result
 from clear_rag.results.pinned import against_pinned
+from clear_rag.results.questions import questions
 from clear_rag.store import Store
 from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
 from clear_rag.web.serving import serving
 from tests.conftest import toy_config
-from tests.toy import suite_yaml
+from tests.toy import suite_yaml, write_beir
 from tests.web.projects import mini_result, results_project
 
 SUITE = suite_yaml("toy", "{name: bm25, set: {retrievers: [keyword]}}", "{name: hybrid}")
@@ -163,3 +165,69 @@ def test_no_result_files_is_an_empty_list(tmp_path: Path) -> None:
     ):
         assert get(f"{url}/api/results") == {"files": []}
         assert "no such result file" in error(f"{url}/api/results/tech", 404)
+
+
+def test_a_files_questions_are_the_words_of_the_labels_it_names(base: str, project: Path) -> None:
+    document = json.loads((project / "results" / "toy.json").read_text(encoding="utf-8"))
+    named = document["golden"]["path"]
+    _, rows, _ = read_golden(project / named)  # relative to the folder the suite ran in
+    words = get(f"{base}/api/results/toy/questions")
+    assert (words["file"], words["source"]) == ("toy", named)
+    assert words["changed"] is None and words["unavailable"] is None
+    assert words["questions"] == [
+        {"id": r["id"], "question": r["question"],
+         "quotes": [{"doc": a.get("doc") or "", "quote": a["quote"]} for a in r["answers"]]}
+        for r in rows
+    ]  # fmt: skip
+    # a file that names no labels reads by ids alone, and says why
+    alone = get(f"{base}/api/results/mini/questions")
+    assert alone["questions"] == [] and "names no labels file" in alone["unavailable"]
+    # labels changed since the file was written are said to have changed
+    stale = copy.deepcopy(document)
+    stale["golden"]["sha256"] = "0" * 64
+    write_result(project / "results" / "stale.json", stale)
+    try:
+        changed = get(f"{base}/api/results/stale/questions")
+        assert changed["questions"] == words["questions"]
+        assert f"{named} has changed since stale.json was written" in changed["changed"]
+        assert "`clear-rag ablate toy --save-results`" in changed["changed"]
+    finally:
+        (project / "results" / "stale.json").unlink()
+
+
+def test_a_beir_splits_questions_are_its_queries_with_their_rationale_sentences(tmp_path: Path) -> None:
+    write_beir(tmp_path / "beir", rationales=True)
+    paths = "beir/qrels/test.tsv, beir/test_rationale_spans.jsonl"
+    words = questions("scifact", {"suite": "scifact", "golden": {"path": paths}}, tmp_path)
+    assert words["unavailable"] is None
+    assert words["questions"] == [
+        {"id": "q1", "question": "brake pads", "judged": ["d1", "d3"],
+         "quotes": [{"doc": "d1", "quote": "Disc brake pads wear down."}]},
+        {"id": "q2", "question": "tyre grip", "judged": ["d3"],
+         "quotes": [{"doc": "d2", "quote": "Tyre pressure"}]},
+    ]  # fmt: skip
+    # judged by qrels alone: no quote, the judged documents; a dataset not here: ids alone, said once
+    qrels = questions("beir", {"golden": {"path": "beir/qrels/test.tsv"}}, tmp_path)
+    assert [q["quotes"] for q in qrels["questions"]] == [[], []]
+    gone = questions("beir", {"golden": {"path": "elsewhere/qrels/test.tsv"}}, tmp_path)
+    assert gone["questions"] == [] and "elsewhere/qrels/test.tsv are not here" in gone["unavailable"]
+    assert str(tmp_path) not in json.dumps(gone)  # no machine path in an answer
+
+
+def test_a_default_that_a_row_merely_lacks_is_no_difference(base: str, project: Path) -> None:
+    """Rows written before rerank_fusion existed, beside a row merged in later that records it at its
+    default: no difference; at another value it is one."""
+    merged = copy.deepcopy(json.loads((project / "results" / "toy.json").read_text(encoding="utf-8")))
+    hybrid = next(r for r in merged["rows"] if r["name"] == "hybrid")
+    del hybrid["config"]["rerank_fusion"]
+    write_result(project / "results" / "merged.json", merged)
+    try:
+        (bm25,) = get(f"{base}/api/results/merged/pinned/hybrid")["rows"]
+        assert "rerank_fusion" not in bm25["config_diff"]
+        assert bm25["config_diff"]["retrievers"] == [["keyword", "vector"], ["keyword"]]
+        next(r for r in merged["rows"] if r["name"] == "bm25")["config"]["rerank_fusion"] = "rrf"
+        write_result(project / "results" / "merged.json", merged)
+        (bm25,) = get(f"{base}/api/results/merged/pinned/hybrid")["rows"]
+        assert bm25["config_diff"]["rerank_fusion"] == [None, "rrf"]
+    finally:
+        (project / "results" / "merged.json").unlink()

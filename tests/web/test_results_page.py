@@ -5,19 +5,27 @@ file whose stores are gone.
 What a person would check by hand: with the baseline pinned, a row's difference and its interval are
 the API's; the questions behind that cell include one whose first covering rank differs; its trace
 diff draws both rank flows with the covering chunk marked; every row has its loss breakdown; a missing
-trace says how to get it back. The picture of the view in site/img/ is taken here.
+trace says how to get it back, and a trace diff with one side's trace gone says so and shows what the
+file records of that side; each question reads with its words beside its id; every file has a label of
+its own; a tiny p reads "p < 0.001"; a default a row merely lacks is no difference; the page opened
+from a file, or with no server answering, says what serves it. The picture of the view in site/img/
+is taken here.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
 
+from clear_rag.eval.golden import read_golden
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
+from clear_rag.results.files import write_result
 from clear_rag.store import Store
 from clear_rag.web.app import create_app
 from clear_rag.web.runner import Models
@@ -28,6 +36,7 @@ from tests.web.browser import open_page, require_browser
 from tests.web.projects import results_project
 
 REPO_RESULTS = Path(__file__).resolve().parents[2] / "results"
+STATIC_PAGE = Path(__file__).resolve().parents[2] / "clear_rag" / "web" / "static" / "results.html"
 sync_api = require_browser()
 
 SUITE = suite_yaml(
@@ -40,13 +49,31 @@ SUITE = suite_yaml(
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The app over results/toy.json (the toy suite, run for real) and results/mini.json (stores gone)."""
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """results/toy.json (the toy suite, run for real), results/mini.json (stores gone) and the rest."""
     root = results_project(tmp_path_factory.mktemp("results-page"), SUITE)
     # the committed tech suite as published (its stores are not here, its figures are)
     (root / "results" / "tech.json").write_bytes((REPO_RESULTS / "tech.json").read_bytes())
     # and the answer-grading suite as published: its grade columns and its answers
     (root / "results" / "answers.json").write_bytes((REPO_RESULTS / "answers.json").read_bytes())
+    toy = json.loads((root / "results" / "toy.json").read_text(encoding="utf-8"))
+    # the toy suite again with bm25's store gone: a trace diff with one side's trace and not the other's
+    half = json.loads(json.dumps(toy))
+    next(r for r in half["rows"] if r["name"] == "bm25")["store"] = str(root / "gone")
+    write_result(root / "results" / "half.json", half)
+    # and with its rows written before rerank_fusion existed, but for one merged in later that records
+    # it at its default
+    merged = json.loads(json.dumps(toy))
+    for row in merged["rows"][:-1]:
+        del row["config"]["rerank_fusion"]
+    write_result(root / "results" / "merged.json", merged)
+    return root
+
+
+@pytest.fixture(scope="module")
+def base(project: Path) -> Iterator[str]:
+    """The app over the project's results folder."""
+    root = project
     models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
     with Store(root / "s", root=root) as store:
         app = create_app(store, toy_config(), models, results_dir=root / "results")
@@ -78,7 +105,8 @@ def test_the_chat_page_links_to_the_results_view(page: Any, base: str) -> None:
     page.goto(base)
     page.click("header.top a[href='/results']")
     page.wait_for_url(f"{base}/results")
-    sync_api.expect(page.locator("#results-files button.file")).to_have_count(4)  # toy, mini, tech, answers
+    # toy, mini, tech, answers, half, merged
+    sync_api.expect(page.locator("#results-files button.file")).to_have_count(6)
 
 
 def test_a_difference_from_the_baseline_down_to_the_stage_where_two_traces_part(
@@ -242,3 +270,149 @@ def test_the_answer_suite_shows_its_grades_and_the_answers_behind_a_move(
         kinds = cell.locator(".check-sentences li").evaluate_all("items => items.map(i => i.dataset.kind)")
         assert kinds == [s["kind"] for s in claims]
     page.screenshot(path=str(shots / "results-answers.png"), full_page=True)
+
+
+def rank_text(rank: int | None) -> str:
+    return "—" if rank is None else f"#{rank}"
+
+
+def test_a_missing_trace_diff_says_so_truthfully(page: Any, base: str) -> None:
+    """half.json: bm25's store is gone, hybrid's is here. The diff draws hybrid's flow; bm25's side says
+    its trace is missing and how to get it back, and shows what the file records (first covering rank,
+    verdict, rank per stage); the table's ranks are the file's, never "not run" for a side whose run is
+    merely not here; the sentence about where they part follows from those ranks."""
+    open_file(page, base, "half")
+    page.click("#pinned-table button.diff[data-row='bm25'][data-metric='mrr@10']")
+    behind = api(f"{base}/api/results/half/moves?pinned=hybrid&row=bm25&metric=mrr%4010")["moves"]
+    moved = next(m for m in behind if m["pinned"]["first_rank"] != m["row"]["first_rank"])
+    page.click(f"#results-moves tr[data-question='{moved['id']}'] button.open-trace")
+    diff = page.locator("#trace-diff")
+    sync_api.expect(diff).to_have_attribute("data-question", moved["id"])
+    document = api(f"{base}/api/results/half")
+    record = {r["name"]: next(q for q in r["questions"] if q["id"] == moved["id"]) for r in document["rows"]}
+    hybrid_side = diff.locator(".trace-side[data-side='pinned']")
+    sync_api.expect(hybrid_side.locator("svg g.column").first).to_be_visible()
+    gone = diff.locator(".trace-side[data-side='row'][data-row='bm25']")
+    missing = gone.locator(".trace-missing")
+    sync_api.expect(missing).to_contain_text("The trace is missing")
+    sync_api.expect(missing).to_contain_text("is not here")
+    sync_api.expect(missing).to_contain_text("`clear-rag ablate toy --save-results`")
+    sync_api.expect(gone.locator("[data-field='recorded']")).to_have_text(
+        f"half.json records: first covering rank {rank_text(record['bm25']['first_rank'])} · "
+        f"{record['bm25']['lost']['verdict']}"
+    )
+    assert gone.locator("svg g.node").count() == 0
+    # the table: bm25's column is the file's ranks at every stage it records, and says so
+    ranks = {row: record[row]["lost"]["ranks"] for row in ("hybrid", "bm25")}
+    parting = diff.locator(".parting")
+    sync_api.expect(parting.locator("thead th[data-side='row']")).to_contain_text("(trace missing)")
+    sync_api.expect(parting.locator(".missing-note")).to_contain_text("The trace under bm25 is missing")
+    for stage, rank in ranks["bm25"].items():
+        cell = parting.locator(f"tr[data-stage='{stage}'] td[data-side='row']")
+        sync_api.expect(cell).to_have_text(rank_text(rank))
+    texts = parting.locator("td[data-side='row']").all_text_contents()
+    assert "not run" not in texts
+    # where they part, from the file's ranks: the first stage hybrid ran whose rank differs under bm25
+    shown = api(f"{base}/api/results/half/trace/hybrid/{moved['pinned']['trace']}")
+    ran = [s["name"] for s in shown["trace"]["stages"]]
+    compared = [s for s in ran if s in ranks["bm25"]]
+    assert compared, "the file records bm25's rank at a stage hybrid ran"
+    parts = next((s for s in compared if ranks["hybrid"].get(s) != ranks["bm25"][s]), "")
+    sync_api.expect(parting).to_have_attribute("data-parts", parts)
+    said = parting.locator("[data-field='said']")
+    if parts:
+        sync_api.expect(said).to_have_text(
+            f"The two part at {parts}: the covering chunk is {rank_text(ranks['hybrid'].get(parts))} "
+            f"under hybrid and {rank_text(ranks['bm25'][parts])} under bm25."
+        )
+    else:
+        sync_api.expect(said).not_to_contain_text("Wherever both ran")
+
+
+def test_questions_read_with_their_words_beside_their_ids(page: Any, base: str, project: Path) -> None:
+    """The question and its labelled quotes from the golden set the file names, in the questions
+    behind a move and above a trace diff."""
+    named = api(f"{base}/api/results/toy")["golden"]["path"]  # relative to the folder it ran in
+    golden = {str(q["id"]): q for q in read_golden(project / named)[1]}
+    open_file(page, base, "toy")
+    page.click("#pinned-table button.diff[data-row='bm25'][data-metric='mrr@10']")
+    lines = page.locator("#results-moves tbody tr")
+    sync_api.expect(lines.first).to_be_visible()
+    for line in lines.all():
+        wanted = golden[line.get_attribute("data-question")]
+        head = line.locator("th.question")
+        sync_api.expect(head.locator(".qid")).to_have_text(str(wanted["id"]))
+        sync_api.expect(head.locator("[data-field='question']")).to_have_text(wanted["question"])
+        sync_api.expect(head.locator("[data-field='quote'] q")).to_have_text(
+            [a["quote"] for a in wanted["answers"]]
+        )
+    first = lines.first
+    wanted = golden[first.get_attribute("data-question")]
+    first.locator("button.open-trace").click()
+    sync_api.expect(page.locator("#trace-question [data-field='question']")).to_have_text(wanted["question"])
+    # a file that names no labels reads by ids alone, and says why
+    open_file(page, base, "mini")
+    sync_api.expect(page.locator("#questions-note")).to_contain_text("names no labels file")
+
+
+def test_every_file_has_a_label_of_its_own(page: Any, base: str) -> None:
+    """toy.json, half.json and merged.json are all of the suite "toy": each button says its own file."""
+    page.goto(f"{base}/results")
+    buttons = page.locator("#results-files button.file")
+    sync_api.expect(buttons).to_have_count(6)
+    labels = [b.evaluate("b => b.firstChild.textContent") for b in buttons.all()]
+    assert len(set(labels)) == len(labels), labels
+    for f in api(f"{base}/api/results")["files"]:
+        button = page.locator(f"#results-files button.file[data-file='{f['file']}']")
+        sync_api.expect(button).to_contain_text(f["file"])
+        if f["suite"] != f["file"]:
+            sync_api.expect(button).to_contain_text(f"(suite {f['suite']})")
+
+
+def test_a_p_below_a_thousandth_reads_p_below_0_001(page: Any, base: str) -> None:
+    open_file(page, base, "tech")
+    document = api(f"{base}/api/results/tech")
+    read = api(f"{base}/api/results/tech/pinned/{document['baseline']}")["rows"]
+    cells = [(r["name"], m, c) for r in read for m, c in r["comparisons"].items()]
+    assert any(c["p_sign"] < 0.001 for _, _, c in cells), "tech.json has a move far beyond noise"
+    for row, metric, c in cells:
+        shown = page.locator(f"#pinned-table button.diff[data-row='{row}'][data-metric='{metric}'] .p")
+        want = "p < 0.001" if c["p_sign"] < 0.001 else f"p = {c['p_sign']:.3f}"
+        sync_api.expect(shown).to_have_text(f"{want} · {c['up']}↑ {c['down']}↓")
+    assert "0.000" not in " ".join(page.locator("#pinned-table .p").all_text_contents())
+
+
+def test_a_default_a_row_merely_lacks_is_no_difference(page: Any, base: str) -> None:
+    """merged.json: every row but the last was written before rerank_fusion existed; the last records
+    it at its default, which is no difference from any of them."""
+    open_file(page, base, "merged")
+    last = api(f"{base}/api/results/merged")["rows"][-1]["name"]
+    page.check(f"#results-rows input[name='pin'][value='{last}']")
+    sync_api.expect(page.locator("#results-pinned")).to_have_attribute("data-pinned", last)
+    sync_api.expect(page.locator("#pinned-table tbody tr").first).to_be_visible()
+    assert page.locator("#pinned-table .config-diff li[data-key='rerank_fusion']").count() == 0
+    read = api(f"{base}/api/results/merged/pinned/{quote(last, safe='')}")["rows"]
+    assert all("rerank_fusion" not in r["config_diff"] for r in read)
+
+
+def test_opened_from_a_file_the_page_says_what_serves_it(page: Any, base: str) -> None:
+    """The package's results.html opened from disk, where no script or stylesheet of it loads (its
+    static/ links resolve beside it): the page's own line says what serves it. Served, that line is
+    gone. (The site's copy opened from disk, whose scripts are beside it: test_static_results.py.)"""
+    page.goto(STATIC_PAGE.as_uri())
+    unserved = page.locator("#results-unserved")
+    sync_api.expect(unserved).to_be_visible()
+    sync_api.expect(unserved).to_contain_text("clear-rag serve")
+    sync_api.expect(unserved).to_contain_text("http://127.0.0.1:8000/results")
+    page.goto(f"{base}/results")
+    sync_api.expect(page.locator("#results-files button.file").first).to_be_visible()
+    sync_api.expect(unserved).to_have_count(0)
+
+
+def test_with_no_server_answering_the_page_says_what_to_start(page: Any, base: str) -> None:
+    page.route("**/api/results", lambda route: route.abort())
+    page.goto(f"{base}/results")
+    status = page.locator("#results-status")
+    sync_api.expect(status).to_have_class("error")
+    sync_api.expect(status).to_contain_text("The Results API did not answer")
+    sync_api.expect(status).to_contain_text("`clear-rag serve`")

@@ -303,7 +303,10 @@ def test_config_names_every_knob_and_why_one_is_unavailable(toy_store: Store) ->
         app_for(toy_store, reranker="ms-marco-minilm-l6: not pulled. Run clear-rag models pull")
     ) as url:
         knobs = {k["key"]: k for k in httpx.get(f"{url}/api/config").json()["knobs"]}
-    assert knobs["rerank"]["available"] is False and "not pulled" in knobs["rerank"]["reason"]
+    rerankers = {o["name"]: o for o in knobs["reranker"]["options"]}
+    assert rerankers["ms-marco-minilm-l6"]["available"] is False
+    assert "not pulled" in rerankers["ms-marco-minilm-l6"]["reason"]
+    assert knobs["rerank"]["available"] is any(o["available"] for o in rerankers.values())
     assert knobs["expand"]["available"] is True
     assert knobs["fusion"]["choices"] == ["rrf", "minmax"] or knobs["fusion"]["kind"] == "choice"
     assert knobs["self_correction"]["available"] is False
@@ -409,3 +412,59 @@ def test_a_quiet_stream_sends_heartbeats_until_its_events_come(toy_store: Store)
                 seen.append(line[6:].strip())
     assert seen.index("ping") < seen.index("stage")
     assert seen[0] == "query" and seen[-1] == "done"
+
+
+def test_titles_come_by_doc_id_and_a_query_event_plans_every_stage(base: str, toy_store: Store) -> None:
+    """The rank flow's labels and its pending lanes: each document's title (its first heading), and
+    a plan in the query event naming every stage event that follows."""
+    doc_ids = [r.id for r in toy_store.records()][:3]
+    got = httpx.get(f"{base}/api/titles", params=[("doc_id", d) for d in [*doc_ids, "no/such.md"]])
+    assert got.status_code == 200
+    titles = got.json()["titles"]
+    assert set(titles) == set(doc_ids) and titles == toy_store.titles(doc_ids)
+    for doc_id in doc_ids:
+        doc = toy_store.document(doc_id)
+        heading = next((b for b in doc.blocks if b.kind == "heading"), None)
+        if heading is not None:
+            assert titles[doc_id] == " ".join(doc.text[heading.start : heading.end].split()).strip(" #")
+    too_many = httpx.get(f"{base}/api/titles", params=[("doc_id", "x")] * 1001)
+    assert too_many.status_code == 400 and "at most 1000" in too_many.json()["error"]
+    events = chat_events(base, {"question": "when do disc brake pads need replacing"})
+    plan = next(e.data for e in events if e.kind == "query")["plan"]
+    stages = [e.data for e in events if e.kind == "stage"]
+    assert sorted(p["name"] for p in plan) == sorted(s["name"] for s in stages)
+
+
+@pytest.mark.parametrize(
+    ("reranker", "said"),
+    [
+        ("ms-marco-minilm-l6", "clear-rag models pull ms-marco-minilm-l6"),  # known, never pulled here
+        ("no-such-reranker", "is not a model clear-rag knows how to download"),
+    ],
+)
+def test_a_reranker_that_is_not_here_is_refused_and_one_that_is_is_used(
+    toy_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reranker: str, said: str
+) -> None:
+    """The Lab sends a reranker it lists as here; one that is not (sent by hand) is a 422 that says what
+    gets it, before any stage runs. The factory is the real ``make_reranker`` except for the name the
+    fake stands in for, so the refusal is the one a real server gives."""
+    from clear_rag.providers.base import Reranker
+    from clear_rag.providers.select import make_reranker
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    asked: list[str] = []
+
+    def rerankers(name: str) -> Reranker:
+        asked.append(name)
+        return LexicalReranker() if name == "scifact-minilm-l6" else make_reranker(name)
+
+    app = create_app(toy_store, toy_config(), Models(HashEmbedder(dim=64), EchoChatModel(), rerankers, {}))
+    with serving(app) as url:
+        refused = httpx.post(
+            f"{url}/api/chat", json={"question": "pads", "config": {"rerank": True, "reranker": reranker}}
+        )
+        assert refused.status_code == 422 and said in refused.json()["error"], refused.text
+        chosen = {"rerank": True, "reranker": "scifact-minilm-l6"}
+        events = chat_events(url, {"question": "pads", "generate": False, "config": chosen})
+    assert events[-1].kind == "done" and "rerank" in {e.data["name"] for e in events if e.kind == "stage"}
+    assert asked == [reranker, "scifact-minilm-l6"]

@@ -4,8 +4,9 @@ one whose rows are named with every character a URL trips on), served by a plain
 no app behind it.
 
 What a person would check by hand: the site's page links to the view; a row pinned reads every other
-row against it with the exported figures; a cell opens the questions behind it; a trace diff says it
-needs `clear-rag serve` with the stores, once, where the diff would be.
+row against it with the exported figures; a cell opens the questions behind it, each with its words; a
+trace diff says it needs `clear-rag serve` with the stores, once, where the diff would be, above the
+ranks the file records; the view opened from disk says what serves it.
 """
 
 from __future__ import annotations
@@ -184,3 +185,51 @@ def test_odd_row_names_pin_and_open_like_any_other(page: Any, base: str, built: 
             "the questions whose ndcg@10 is the same in both rows are left out."
         )
         sync_api.expect(moves.locator("tbody tr")).to_have_count(len(found["moves"]))
+
+
+def test_the_questions_read_with_their_words_and_a_diff_shows_what_the_file_records(
+    page: Any, base: str, built: Path
+) -> None:
+    open_file(page, base, "toy", "hybrid")
+    folder = built / "view" / "data"
+    files = json.loads((folder / "index.json").read_text(encoding="utf-8"))["files"]
+    at = next(n for n, f in enumerate(files) if f["file"] == "toy")
+    words = json.loads((folder / str(at) / "questions.json").read_text(encoding="utf-8"))
+    assert words["questions"] and words["unavailable"] is None
+    by_id = {q["id"]: q for q in words["questions"]}
+    behind = exported(built, "toy", "moves", "hybrid")["rows"]
+    row, metric, found = next((r, m, f) for r, ms in behind.items() for m, f in ms.items() if f["moves"])
+    page.click(f"#pinned-table button.diff{attr('data-row', row)}[data-metric='{metric}']")
+    first = found["moves"][0]
+    line = page.locator(f"#results-moves tr[data-question='{first['id']}']")
+    sync_api.expect(line.locator("[data-field='question']")).to_have_text(by_id[first["id"]]["question"])
+    sync_api.expect(line.locator("[data-field='quote'] q")).to_have_text(
+        [q["quote"] for q in by_id[first["id"]]["quotes"]]
+    )
+    # no stores here, said once; beneath it the covering ranks the exported file records
+    line.locator("button.open-trace").click()
+    sync_api.expect(page.locator("#trace-diff .trace-missing")).to_have_count(1)
+    document = json.loads((folder / str(at) / "document.json").read_text(encoding="utf-8"))
+    ranks = {
+        side: next(q for q in r["questions"] if q["id"] == first["id"])["lost"]["ranks"]
+        for r in document["rows"]
+        for side, name in (("pinned", "hybrid"), ("row", row))
+        if r["name"] == name
+    }
+    for side, recorded in ranks.items():
+        for stage, rank in recorded.items():
+            cell = page.locator(f"#trace-diff .parting tr[data-stage='{stage}'] td[data-side='{side}']")
+            sync_api.expect(cell).to_have_text("—" if rank is None else f"#{rank}")
+    sync_api.expect(page.locator("#trace-diff .parting .missing-note")).to_contain_text("is missing")
+
+
+def test_opened_from_disk_the_view_says_what_serves_it(page: Any, built: Path) -> None:
+    """The site's copy opened as a file: no module runs there, and the page says how to serve it
+    rather than "Loading…" forever."""
+    page.goto((built / "view" / "results.html").as_uri())
+    status = page.locator("#results-status")
+    sync_api.expect(status).to_have_attribute("data-state", "not-served")
+    sync_api.expect(status).to_contain_text("`mkdocs serve`")
+    sync_api.expect(status).to_contain_text("view/results.html")
+    sync_api.expect(status).not_to_contain_text("Loading")
+    sync_api.expect(page.locator("#results-unserved")).to_have_count(0)

@@ -1,10 +1,12 @@
 // The page's wiring: a question goes out with the Lab's overrides and its conversation id; each event
 // that comes back is applied to a Run, and the views subscribed to that Run (the turn in the chat,
 // the rank flow) redraw themselves. A replay from history feeds stored events through the very same
-// path, which is why nothing here distinguishes live from replayed beyond a label.
+// path, which is why nothing here distinguishes live from replayed beyond a label. A new question
+// clears what the last one opened (its document, the candidate inspected, the evidence marked), the
+// panels it opens are brought into view, Escape closes them, and the chat follows the streaming answer.
 
 import { el, getJSON } from "./dom.js";
-import { DocumentViewer } from "./documents.js";
+import { bringIntoView, DocumentViewer } from "./documents.js";
 import { GivenPanel } from "./given.js";
 import { History } from "./history.js";
 import { Inspector } from "./inspector.js";
@@ -16,6 +18,74 @@ import { Tabs } from "./tabs.js";
 import { Turn } from "./turn.js";
 
 const $ = (selector) => document.querySelector(selector);
+
+const MARGIN = 8; // px kept below the followed text
+
+/** Whether `box` scrolls its content itself (the chat on a wide screen; on a narrow one the page does). */
+function scrolls(box) {
+  return box.scrollHeight > box.clientHeight + 1 && /(auto|scroll)/.test(getComputedStyle(box).overflowY);
+}
+
+/**
+ * The chat follows the turn that is streaming: after each of its events the turn's end is scrolled into
+ * view, in the chat's own box on a wide screen and the page on a narrow one. A scroll this did not make
+ * (the person's wheel, keys, touch or scroll bar) that leaves the end out of sight stops it, until they
+ * scroll back down to the end; the next question starts it again.
+ */
+class Follow {
+  constructor(box) {
+    this.box = box; // #chat
+    this.node = null; // the turn followed
+    this.on = false;
+    this.ours = new Map(); // scroll box -> the scrollTop this set it to last
+    box.addEventListener("scroll", () => this.scrolled(box), { passive: true });
+    window.addEventListener("scroll", () => this.scrolled(document.scrollingElement), { passive: true });
+  }
+
+  start(node) {
+    this.node = node;
+    this.on = true;
+    this.keep();
+  }
+
+  stop() {
+    this.node = null;
+    this.on = false;
+  }
+
+  /** What can be seen of the chat, top and bottom in the window: its own box where it scrolls. */
+  sight() {
+    const view = { top: 0, bottom: window.innerHeight };
+    if (scrolls(this.box)) {
+      const r = this.box.getBoundingClientRect();
+      view.top = Math.max(view.top, r.top);
+      view.bottom = Math.min(view.bottom, r.bottom);
+    }
+    return view;
+  }
+
+  /** Scroll the chat (then the page, for what the chat cannot) so the followed turn's end is in sight. */
+  keep() {
+    if (!this.on || !this.node) return;
+    let over = this.node.getBoundingClientRect().bottom + MARGIN - this.sight().bottom;
+    for (const box of [this.box, document.scrollingElement]) {
+      if (over <= 0) break;
+      if (box === this.box && !scrolls(box)) continue;
+      const before = box.scrollTop;
+      box.scrollTop = before + over;
+      this.ours.set(box, box.scrollTop);
+      over -= box.scrollTop - before;
+    }
+  }
+
+  scrolled(box) {
+    if (!this.node) return;
+    if (Math.abs((this.ours.get(box) ?? -1) - box.scrollTop) < 1) return; // the scroll keep() made
+    const end = this.node.getBoundingClientRect().bottom;
+    const { top, bottom } = this.sight();
+    this.on = end >= top && end <= bottom + MARGIN;
+  }
+}
 
 const state = {
   conversation: null,
@@ -46,6 +116,7 @@ const given = new GivenPanel($("#given"), {
   },
 });
 const lab = new Lab($("#lab"));
+const follow = new Follow(chat);
 // /api/config once: the Lab's knobs, and the support check's model and measured agreement, which
 // every turn's caveat quotes
 const configLoaded = getJSON("/api/config");
@@ -57,12 +128,15 @@ function selectCandidate(chunkId) {
   rankflow.select(chunkId);
   tabs.select("tab-inspector");
   inspector.show(state.run, chunkId);
+  bringIntoView($(".tabbed"));
 }
 
+/** Show `run` in the rank flow and the panels, nothing of the run before left open. */
 function focusRun(run, turn) {
   state.run = run;
   rankflow.show(run);
   inspector.reset();
+  viewer.close();
   given.show(run);
   state.activeTurn?.setActive(null);
   state.activeTurn = null;
@@ -86,7 +160,13 @@ function addTurn(run, text, { replay = false } = {}) {
   chat.querySelector(".empty")?.remove();
   chat.append(turn.node);
   focusRun(run, turn);
-  turn.node.scrollIntoView({ block: "end" });
+  follow.start(turn.node);
+  run.subscribe((kind) => {
+    // a replay's events land at once: one look at the layout after them all, not one per event
+    if (run.batching || follow.node !== turn.node) return;
+    follow.keep();
+    if (kind === "done" || kind === "error" || kind === "batch") follow.stop();
+  });
   return turn;
 }
 
@@ -139,7 +219,7 @@ async function ask(text, { generate = true } = {}) {
 function replay(text, events) {
   const run = new Run();
   addTurn(run, text, { replay: true });
-  for (const { event, data } of events) run.apply(event, data);
+  run.applyAll(events);
 }
 
 function setBusy(busy, outcome = "") {
@@ -179,10 +259,20 @@ retrieveButton.addEventListener("click", () => {
 stopButton.addEventListener("click", () => state.streaming?.abort());
 $("#new-conversation").addEventListener("click", () => {
   setConversation(null);
+  viewer.close();
   chat.replaceChildren(el("p", { class: "empty" }, "A new conversation: the next question is not a follow-up."));
 });
-$("#document-close").addEventListener("click", () => {
-  $("#document").hidden = true;
+$("#document-close").addEventListener("click", () => viewer.close({ restoreFocus: true }));
+// Escape closes the panel focus is in, else the one opened last (the document opens after the evidence
+// card it goes with), and gives focus back to what opened it; typing in a box, focus stays there.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || event.defaultPrevented) return;
+  const focused = document.activeElement;
+  const restoreFocus = !(focused && focused.matches("textarea, input, select"));
+  if (given.isMarked && (given.root.contains(focused) || !viewer.isOpen)) given.dismiss({ restoreFocus });
+  else if (viewer.isOpen) viewer.close({ restoreFocus });
+  else return;
+  event.preventDefault();
 });
 
 setConversation(null);

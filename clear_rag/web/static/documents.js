@@ -2,10 +2,16 @@
 // request), and shown in the #document panel with one span highlighted. The highlighted span is
 // exactly [start, end) as the server gave it: never found by searching the text, which would pick
 // the wrong occurrence of a repeated sentence.
+//
+// The panel sits under the rank flow, below the fold of a laptop's screen, so opening it brings it into
+// view; the mark is centred inside the panel alone, since centring it in the page as well (as
+// scrollIntoView does) could push the panel's top off the screen. Closing it (Escape, its close button)
+// gives focus back to what opened it.
 
 import { clear, el, getJSON, utf16Index } from "./dom.js";
 
 const cache = new Map();
+const UNTITLED = "Source document";
 
 export function fetchDocument(docId) {
   if (!cache.has(docId)) {
@@ -17,12 +23,34 @@ export function fetchDocument(docId) {
   return cache.get(docId);
 }
 
+/**
+ * Scroll the page, or the pane around `node`, just enough to show `node` whole (its top first where
+ * it is taller than the view); a panel already in view does not move.
+ */
+export function bringIntoView(node) {
+  node.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
+}
+
+/** Scroll `box` alone, not the page around it, so that `target` sits in its middle below `cover`. */
+function centreIn(box, target, cover) {
+  const view = box.getBoundingClientRect();
+  const top = cover ? cover.getBoundingClientRect().bottom : view.top;
+  const at = target.getBoundingClientRect();
+  box.scrollTop += at.top - top - Math.max(0, (view.bottom - top - at.height) / 2);
+}
+
 export class DocumentViewer {
   constructor(root) {
     this.root = root; // #document
     this.title = root.querySelector("#document-title");
+    this.head = root.querySelector("header");
     this.body = root.querySelector("#document-text");
     this.shown = 0; // guards against an older, slower fetch overwriting a newer one
+    this.opener = null; // what had focus when the panel was opened: focus goes back there on close
+  }
+
+  get isOpen() {
+    return !this.root.hidden;
   }
 
   /**
@@ -31,6 +59,8 @@ export class DocumentViewer {
    */
   async open(docId, start, end, { kind = "cited", label = "" } = {}) {
     const ticket = ++this.shown;
+    const focused = document.activeElement;
+    if (focused && focused !== document.body && !this.root.contains(focused)) this.opener = focused;
     this.root.hidden = false;
     this.title.textContent = `${docId} — loading…`;
     clear(this.body);
@@ -41,6 +71,7 @@ export class DocumentViewer {
       if (ticket !== this.shown) return;
       this.title.textContent = docId;
       this.body.append(el("p", { class: "error" }, error.message));
+      bringIntoView(this.root);
       return;
     }
     if (ticket !== this.shown) return;
@@ -52,6 +83,24 @@ export class DocumentViewer {
     this.body.append(document.createTextNode(text.slice(0, a)), mark, document.createTextNode(text.slice(b)));
     this.root.dataset.docId = doc.id;
     this.root.dataset.mediaType = doc.media_type || "";
-    mark.scrollIntoView({ block: "center", behavior: "instant" });
+    bringIntoView(this.root);
+    centreIn(this.root, mark, this.head);
+  }
+
+  /**
+   * Hide the panel and forget its document (a fetch still in flight is dropped when it lands). With
+   * `restoreFocus`, focus goes back to what opened it, where that is still on the page.
+   */
+  close({ restoreFocus = false } = {}) {
+    this.shown += 1;
+    const hadFocus = this.root.contains(document.activeElement);
+    this.root.hidden = true;
+    this.title.textContent = UNTITLED;
+    clear(this.body);
+    delete this.root.dataset.docId;
+    delete this.root.dataset.mediaType;
+    const opener = this.opener;
+    this.opener = null;
+    if ((restoreFocus || hadFocus) && opener && opener.isConnected) opener.focus();
   }
 }

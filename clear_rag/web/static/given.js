@@ -20,12 +20,19 @@ export class GivenPanel {
     this.run = null;
     this.unsubscribe = null;
     this.focus = null; // {title, verdict, kind, evidence: [..], chosen}: what the panel marks
+    this.opener = null; // what had focus when the evidence card opened: focus goes back there on close
+  }
+
+  /** Whether the evidence card is open. */
+  get isMarked() {
+    return this.focus !== null;
   }
 
   show(run) {
     if (this.unsubscribe) this.unsubscribe();
     this.run = run;
     this.focus = null;
+    this.opener = null;
     this.unsubscribe = run.subscribe((kind) => {
       if (["context", "citations", "support", "done", "error"].includes(kind)) this.render();
     });
@@ -37,6 +44,8 @@ export class GivenPanel {
    * title: what the evidence is for; evidence: every passage's best window, to choose among.
    */
   mark({ title, verdict = "", kind = "", evidence = [], chosen = null }) {
+    const focused = document.activeElement;
+    if (focused && focused !== document.body && !this.root.contains(focused)) this.opener = focused;
     this.focus = { title, verdict, kind, evidence, chosen };
     this.render();
     const mark = this.root.querySelector("mark.support");
@@ -46,6 +55,16 @@ export class GivenPanel {
   clear() {
     this.focus = null;
     this.render();
+  }
+
+  /** Put the marked evidence away (its close button, Escape) and give focus back to what opened it. */
+  dismiss({ restoreFocus = true } = {}) {
+    const opener = this.opener;
+    const hadFocus = this.root.contains(document.activeElement);
+    this.opener = null;
+    this.clear();
+    this.onClear();
+    if ((restoreFocus || hadFocus) && opener && opener.isConnected) opener.focus();
   }
 
   render() {
@@ -138,11 +157,9 @@ export class GivenPanel {
       {
         type: "button",
         class: "link close",
-        "aria-label": "put the marked evidence away",
-        onclick: () => {
-          this.clear();
-          this.onClear();
-        },
+        "aria-label": "close: put the marked evidence away",
+        "aria-keyshortcuts": "Escape",
+        onclick: () => this.dismiss(),
       },
       "close",
     );

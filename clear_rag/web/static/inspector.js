@@ -13,8 +13,11 @@ export class Inspector {
     this.shown = 0;
   }
 
+  /** Nothing inspected (a new question): a text still loading for the candidate before is dropped. */
   reset() {
-    clear(this.root).append(el("p", { class: "empty" }, "Click a candidate in the rank flow to inspect it."));
+    this.shown += 1;
+    delete this.root.dataset.chunkId;
+    clear(this.root).append(el("p", { class: "empty" }, "Choose a candidate in the rank flow (click it, or Enter on it) to inspect it."));
   }
 
   async show(run, chunkId) {
@@ -61,7 +64,7 @@ export class Inspector {
     return el(
       "table",
       { class: "stages" },
-      el("thead", {}, el("tr", {}, el("th", {}, "stage"), el("th", {}, "rank"), el("th", {}, "score"), el("th", {}, "shown"), el("th", {}, ""))),
+      el("thead", {}, el("tr", {}, el("th", {}, "stage"), el("th", {}, "rank"), el("th", {}, "score"), el("th", {}, "shown"), el("th", {}, "note"))),
       el("tbody", {}, rows),
     );
   }

@@ -1,7 +1,10 @@
 // The Lab: every knob of the pipeline from /api/config, each a control. What a person changes is sent
 // as `config` overrides with the next question; nothing else is. A knob whose machinery is missing
-// here (no chat model, no cross-encoder) is disabled with the server's one-line reason beside it,
-// so a setting is never silently ignored.
+// here (no chat model, no reranker at all) is disabled with the server's one-line reason beside it,
+// so a setting is never silently ignored. A knob whose choices are models (the reranker, the
+// embedder) lists each one, and one that is not here is disabled with its own reason: the predecessor
+// greyed the whole reranker knob when the config's reranker was missing, so a shipped one that was
+// here could not be chosen.
 
 import { clear, el, getJSON } from "./dom.js";
 
@@ -12,6 +15,11 @@ const SELF_CORRECTION = {
   available: false,
   reason: "clear-rag has no self-correction step: an answer is generated once from the context",
 };
+
+/** A reason as the server writes it, a command in `backticks` shown as code. */
+function said(reason) {
+  return reason.split("`").map((part, i) => (i % 2 ? el("code", {}, part) : part));
+}
 
 export class Lab {
   constructor(root) {
@@ -40,6 +48,7 @@ export class Lab {
     clear(this.form);
     this.initial.clear();
     this.current.clear();
+    this.saidBy = new Map(); // reason -> the knob that says it
     for (const knob of this.knobs) {
       this.initial.set(knob.key, structuredClone(knob.value));
       this.current.set(knob.key, structuredClone(knob.value));
@@ -53,16 +62,68 @@ export class Lab {
     const id = `knob-${knob.key}`;
     const set = (value) => {
       this.current.set(knob.key, value);
+      if (knob.key === "rerank" && value) this.pickPresentReranker();
       this.showSummary();
     };
-    const row = el("div", {
+    const attrs = {
       class: ["knob", disabled && "disabled"],
       "data-knob": knob.key,
       "data-available": String(Boolean(knob.available)),
-    });
-    row.append(el("label", { for: id }, knob.key.replaceAll("_", " ")), this.control(knob, id, disabled, set));
-    if (disabled) row.append(el("p", { class: "reason", id: `${id}-reason` }, knob.reason || "not available here"));
+      "aria-describedby": disabled && knob.options ? `${id}-reason` : null,
+    };
+    const title = knob.key.replaceAll("_", " ");
+    // Models are radio buttons in a fieldset: one tab stop, arrow keys between the ones that are here.
+    const row = knob.options
+      ? el("fieldset", attrs, el("legend", {}, title), this.optionsControl(knob, id, disabled, set))
+      : el("div", attrs, el("label", { for: id }, title), this.control(knob, id, disabled, set));
+    if (disabled) {
+      // a reason two knobs share (expand and hyde both need a chat model that writes) is said once
+      const reason = knob.reason || "not available here";
+      const first = this.saidBy.get(reason);
+      if (!first) this.saidBy.set(reason, title);
+      row.append(el("p", { class: "reason", id: `${id}-reason` }, first ? `as for ${first}` : said(reason)));
+    }
     return row;
+  }
+
+  /** One radio button per model; one that is not here is disabled, its reason beside its name. */
+  optionsControl(knob, id, disabled, set) {
+    const box = el("span", { id, class: "options" });
+    knob.options.forEach((option, i) => {
+      const reasonId = option.reason ? `${id}-${i}-reason` : null;
+      box.append(
+        el(
+          "label",
+          { class: ["option", !option.available && "absent"], "data-choice": option.name },
+          el("input", {
+            type: "radio",
+            name: id,
+            value: option.name,
+            disabled: disabled || !option.available,
+            checked: option.name === knob.value,
+            "aria-describedby": reasonId,
+            onchange: (e) => e.target.checked && set(option.name),
+          }),
+          el("span", { class: "name" }, option.name),
+          option.about && el("span", { class: "about" }, option.about),
+          option.reason && el("span", { class: "reason", id: reasonId }, said(option.reason)),
+        ),
+      );
+    });
+    return box;
+  }
+
+  /** Rerank turned on with a reranker that is not here would be refused: the first one that is
+   * here is chosen instead, in sight, and sent with the question like any other change. */
+  pickPresentReranker() {
+    const knob = this.knobs.find((k) => k.key === "reranker");
+    if (!knob || !knob.available) return;
+    const chosen = knob.options.find((o) => o.name === this.current.get("reranker"));
+    if (chosen && chosen.available) return;
+    const present = knob.options.find((o) => o.available);
+    this.current.set("reranker", present.name);
+    const radio = [...this.form.querySelectorAll("[data-knob='reranker'] input")].find((i) => i.value === present.name);
+    if (radio) radio.checked = true;
   }
 
   control(knob, id, disabled, set) {
@@ -131,6 +192,7 @@ export class Lab {
     const values = { ...(knob.value || {}) };
     for (const [name, v] of Object.entries(entries)) {
       const numeric = typeof v === "number" || v === null;
+      const shown = v !== null && typeof v === "object" ? JSON.stringify(v) : v; // chunking's parsers
       box.append(
         el(
           "label",
@@ -140,7 +202,7 @@ export class Lab {
             type: numeric ? "number" : "text",
             step: "any",
             disabled: common.disabled,
-            value: v ?? "",
+            value: shown ?? "",
             "data-entry": name,
             onchange: (e) => {
               values[name] = numeric ? Number(e.target.value) : e.target.value;

@@ -1,23 +1,42 @@
-// The rank-flow diagram: one column per stage, one box per candidate at its rank, and a line per
-// candidate from its rank in one column to its rank in the next. Drawn from stage events alone, so a
-// stage added to the pipeline later shows up with no change here. Redrawn whole on each event: a
-// few hundred SVG elements cost less than the bookkeeping an incremental update would need.
+// The rank-flow diagram: the question's stages drawn as the graph they are. Each stage is a lane of
+// boxes, one per candidate at its rank; a lane stands in the column of its depth, so searches that ran
+// in parallel stand one above the other in the first column and fusion, rerank and the context follow;
+// each phrasing of a question is folded under its retriever's fused ranking until asked for. A line
+// follows a candidate from its rank in a stage to its rank in the stage built from it, and only there:
+// stages that do not feed each other are never joined. The graph comes from the query event's plan (a
+// replay has none, and is the graph of its stages), so a stage still running has a lane that says so,
+// and the layout is the same live and replayed. Each box carries its rank in every search as a small
+// badge, so "who found it, and how high" reads at every rank.
+//
+// One tab stop: the arrow keys move between boxes (up and down a lane, left and right along the
+// candidate's path), Enter inspects, and focus stays on its box across redraws. Redrawn whole on each
+// event (a few hundred SVG elements), with text measured on a canvas rather than in the SVG, so a redraw
+// never waits on layout; a replay's events redraw once.
 
 import { clear, el, fmt, svg } from "./dom.js";
 import { foundClass } from "./run.js";
 
-const BOX_W = 150;
+const BOX_W = 176;
 const LABEL_X = 22; // where a box's label starts, after its rank
-const LABEL_GAP = 6; // room kept between the end of a label and the start of its score
-const GAP = 64; // room between columns for the lines, entries and exits
+const LABEL_GAP = 6; // room kept between the end of a label and what follows it
+const BADGE_GAP = 3;
+const GAP = 52; // room between columns for the lines, entries and exits
 const ROW_H = 19;
-const HEAD_H = 58;
+const HEAD_H = 50; // a lane's own heading, inside the drawing
+const LANE_GAP = 18; // between lanes stacked in one column
 const PAD = 12;
-const STUB = 22; // length of an entry's or exit's stub line
+const STUB = 16; // length of an entry's or exit's stub line
+const PENDING_ROWS = 3;
+const TICK_MS = 200; // a running stage's clock
+const MAX_TITLES = 1000; // doc ids in one /api/titles request (the server's bound)
+
+// Documents' titles, fetched once each for the whole page: doc id -> title ("" where none is known).
+const titles = new Map();
+const asking = new Set();
 
 export class RankFlow {
   /**
-   * root: the #rankflow section; onSelect(chunkId) when a candidate is clicked; markCited: mark the
+   * root: the #rankflow section; onSelect(chunkId) when a candidate is chosen; markCited: mark the
    * chunks of the passages the answer cited (the chat page, whose legend says so).
    */
   constructor(root, { onSelect, markCited = false }) {
@@ -27,15 +46,32 @@ export class RankFlow {
     this.run = null;
     this.unsubscribe = null;
     this.selected = null;
-    this.pair = ""; // "" = every stage in arrival order; else JSON [left, right]
+    this.active = null; // {stage, chunk, rank}: the box that holds the flow's one tab stop
+    this.pair = ""; // "" = the whole graph; else JSON [input, stage]
+    this.expanded = new Set(); // fused rankings whose phrasings are shown
+    this.fit = false;
+    this.ticker = null;
     this.pairSelect = root.querySelector("#rankflow-pair");
     this.rowsSelect = root.querySelector("#rankflow-rows");
     this.canvas = root.querySelector("#rankflow-canvas");
+    this.foldsBox = root.querySelector("#rankflow-folds"); // the chat page's; the Results view has none
+    this.fitBox = root.querySelector("#rankflow-fit");
     this.pairSelect.addEventListener("change", () => {
       this.pair = this.pairSelect.value;
       this.redraw();
     });
     this.rowsSelect.addEventListener("change", () => this.redraw());
+    if (this.fitBox) {
+      this.fitBox.addEventListener("change", () => {
+        this.fit = this.fitBox.checked;
+        this.redraw();
+      });
+    }
+    this.canvas.addEventListener("keydown", (event) => this.onKey(event));
+    this.canvas.addEventListener("focusin", (event) => {
+      const node = event.target.closest && event.target.closest("g.node");
+      if (node) this.remember(node);
+    });
   }
 
   show(run) {
@@ -43,8 +79,10 @@ export class RankFlow {
     this.run = run;
     this.pair = "";
     this.selected = null;
+    this.active = null;
     this.unsubscribe = run.subscribe((kind) => {
-      if (kind === "stage" || kind === "context" || kind === "citations") this.redraw();
+      if (run.batching) return; // a replay's events: drawn once, at the end
+      if (kind === "stage" || kind === "context" || kind === "citations" || kind === "query" || kind === "batch" || kind === "done" || kind === "error") this.redraw();
     });
     this.redraw();
   }
@@ -54,92 +92,176 @@ export class RankFlow {
     this.redraw();
   }
 
-  /** Pairs of stages a person may compare: each stage and the next to arrive, and each stage and
-   * the stages it was built from (detail.input / detail.inputs). */
+  /** The graph's edges a person may compare as a pair: a stage and each stage it was built from. */
   pairs() {
-    const stages = this.run ? this.run.stages : [];
     const seen = new Map();
-    const add = (a, b) => {
-      const key = JSON.stringify([a, b]);
-      if (a !== b && !seen.has(key)) seen.set(key, `${a} → ${b}`);
-    };
-    for (let i = 1; i < stages.length; i += 1) add(stages[i - 1].name, stages[i].name);
-    for (const stage of stages) for (const input of this.run.inputsOf(stage)) add(input, stage.name);
+    if (!this.run) return seen;
+    for (const node of this.run.plan()) {
+      if (!this.run.stage(node.name)) continue;
+      for (const input of node.inputs) {
+        if (this.run.stage(input)) seen.set(JSON.stringify([input, node.name]), `${input} → ${node.name}`);
+      }
+    }
     return seen;
-  }
-
-  columns() {
-    const stages = this.run ? this.run.stages : [];
-    if (!this.pair) return stages;
-    const [left, right] = JSON.parse(this.pair);
-    return stages.filter((s) => s.name === left || s.name === right).sort((a, b) => (a.name === left ? -1 : b.name === left ? 1 : 0));
   }
 
   renderPairs() {
     const pairs = this.pairs();
     if (this.pair && !pairs.has(this.pair)) this.pair = "";
-    const options = [el("option", { value: "" }, "every stage, in arrival order")];
+    const options = [el("option", { value: "" }, "the whole graph")];
     for (const [value, label] of pairs) options.push(el("option", { value }, label));
     this.pairSelect.replaceChildren(...options);
     this.pairSelect.value = this.pair;
   }
 
-  redraw() {
-    this.renderPairs();
-    clear(this.canvas);
-    const run = this.run;
-    if (!run || run.stages.length === 0) {
-      this.canvas.append(el("p", { class: "empty" }, run ? "Waiting for the first stage…" : "Ask a question to watch its retrieval."));
-      return;
-    }
-    const columns = this.columns();
-    const longest = Math.max(1, ...columns.map((s) => s.candidates.length));
-    const limit = this.rowsSelect.value === "all" ? longest : Math.min(longest, Number(this.rowsSelect.value));
-    const overflow = longest > limit;
-    const width = PAD * 2 + columns.length * BOX_W + (columns.length - 1) * GAP;
-    const height = HEAD_H + (limit + (overflow ? 1.6 : 0)) * ROW_H + PAD * 2;
-    const root = svg("svg", {
-      width,
-      height,
-      viewBox: `0 0 ${width} ${height}`,
-      class: this.selected ? "has-selection" : "",
-      role: "img",
-      "aria-label": `rank flow across ${columns.map((s) => s.name).join(", ")}`,
-    });
-    const packed = run.packed();
-    const cited = this.markCited ? run.citedChunks() : new Map();
-    const x = (i) => PAD + i * (BOX_W + GAP);
-    const y = (rank) => HEAD_H + (Math.min(rank, limit + 1) - 1) * ROW_H + (rank > limit ? ROW_H * 0.6 : 0);
-    const ctx = { run, packed, cited, limit, x, y };
-    const lines = svg("g", { class: "lines" });
-    root.append(lines);
-    columns.forEach((stage, i) => {
-      if (i > 0) this.drawLinks(lines, columns[i - 1], stage, i - 1, ctx);
-      root.append(this.drawColumn(stage, i, ctx, overflow));
-    });
-    this.drawCutoffs(root, columns, ctx);
-    this.canvas.append(root);
-    fitLabels(root);
+  /** A toggle per fused ranking that folds its phrasings: shown only where a question had several. */
+  renderFolds(folds) {
+    if (!this.foldsBox) return;
+    this.foldsBox.replaceChildren(
+      ...folds.map(({ name, count }) => {
+        const open = this.expanded.has(name);
+        return el(
+          "button",
+          {
+            type: "button",
+            class: "fold",
+            "aria-expanded": String(open),
+            "data-fold": name,
+            onclick: () => {
+              if (open) this.expanded.delete(name);
+              else this.expanded.add(name);
+              this.redraw();
+            },
+          },
+          `${open ? "▾ hide" : "▸ show"} ${name}'s ${count} searches`,
+        );
+      }),
+    );
   }
 
-  drawColumn(stage, i, { run, packed, cited, limit, x, y }, overflow) {
+  redraw() {
+    this.renderPairs();
+    const hadFocus = this.canvas.contains(document.activeElement) && document.activeElement !== this.canvas;
+    clear(this.canvas);
+    const run = this.run;
+    if (!run || (run.stages.length === 0 && run.plan().length === 0)) {
+      this.renderFolds([]);
+      this.canvas.append(el("p", { class: "empty" }, run ? "Waiting for the first stage…" : "Ask a question to watch its retrieval."));
+      this.tick(false);
+      return;
+    }
+    const plan = run.plan();
+    const longest = Math.max(1, ...run.stages.map((s) => s.candidates.length));
+    const limit = this.rowsSelect.value === "all" ? longest : Math.min(longest, Number(this.rowsSelect.value));
+    // a lane is as tall as the rows it shows (a stage still to come: a few rows' placeholder)
+    const laneHeight = (name) => {
+      const stage = run.stage(name);
+      if (!stage) return HEAD_H + PENDING_ROWS * ROW_H + 10;
+      const n = stage.candidates.length;
+      return HEAD_H + (Math.max(1, Math.min(n, limit)) + (n > limit ? 1.6 : 0)) * ROW_H;
+    };
+    const layout = layoutFlow(plan, { expanded: this.expanded, pair: this.pair ? JSON.parse(this.pair) : null, height: laneHeight, gap: LANE_GAP });
+    this.renderFolds(layout.folds);
+    this.layout = layout;
+    const arrived = layout.lanes.map((lane) => run.stage(lane.name)).filter(Boolean);
+    const width = PAD * 2 + layout.columns * BOX_W + (layout.columns - 1) * GAP;
+    const height = PAD * 2 + layout.height;
+    const x = (col) => PAD + col * (BOX_W + GAP);
+    const where = new Map(layout.lanes.map((lane) => [lane.name, lane]));
+    const top = (name) => PAD + where.get(name).top;
+    // y of rank `rank` in lane `name`: rows below the limit share one "more" row
+    const y = (name, rank) => top(name) + HEAD_H + (Math.min(rank, limit + 1) - 1) * ROW_H + (rank > limit ? ROW_H * 0.6 : 0) + ROW_H / 2;
+    const families = run.families();
+    const ranks = new Map(families.map((f) => [f, rankMap(run.stage(f))]));
+    const family = new Map(plan.map((n) => [n.name, n.retriever || (layout.folds.some((f) => f.name === n.name) ? n.name : null)]));
+    const font = fonts(this.canvas);
+    const ctx = { run, limit, x, y, top, where, families, ranks, family, font, packed: run.packed(), cited: this.markCited ? run.citedChunks() : new Map() };
+    const scale = this.fit ? Math.min(1, Math.max(0.2, (this.canvas.clientWidth - 2) / width)) : 1;
+    const root = svg("svg", {
+      width: Math.ceil(width * scale),
+      height: Math.ceil(height * scale),
+      viewBox: `0 0 ${width} ${height}`,
+      class: this.selected ? "has-selection" : "",
+      role: "group",
+      "aria-label": `rank flow of ${layout.lanes.length} stages; arrow keys move between candidates, Enter inspects one`,
+    });
+    const lines = svg("g", { class: "lines", "aria-hidden": "true" });
+    root.append(lines);
+    for (const [input, stage] of layout.edges) {
+      if (run.stage(input) && run.stage(stage)) this.drawLinks(lines, run.stage(input), run.stage(stage), ctx);
+    }
+    const running = [];
+    for (const lane of layout.lanes) {
+      const stage = run.stage(lane.name);
+      if (stage) root.append(this.drawLane(stage, lane, ctx));
+      else root.append(this.drawPending(lane, plan, ctx, running));
+    }
+    this.drawCutoffs(root, ctx);
+    this.canvas.append(this.heads(layout, x, scale, width, ctx), root);
+    this.tick(running.length > 0);
+    this.restoreFocus(hadFocus);
+    const wanted = arrived.flatMap((s) => s.candidates.slice(0, limit).map((c) => c.doc_id));
+    wantTitles(wanted, () => this.run === run && this.redraw());
+  }
+
+  /** The column headings, kept in view while the flow scrolls down (they name what each column holds). */
+  heads(layout, x, scale, width, { run }) {
+    const strip = el("div", { class: "flow-heads", "aria-hidden": "true" });
+    strip.style.width = `${Math.ceil(width * scale)}px`; // through the CSSOM: the page's CSP refuses style attributes
+    for (let col = 0; col < layout.columns; col += 1) {
+      const names = layout.lanes.filter((l) => l.col === col).sort((a, b) => a.slot - b.slot).map((l) => l.name);
+      const what = names.length > 2 ? `${names.length} searches, in parallel` : names.length === 2 ? `${names.join(" ‖ ")}, in parallel` : names[0];
+      const pending = names.some((n) => !run.stage(n));
+      const head = el("span", { class: ["head", pending && "pending"], title: names.join(", ") }, what);
+      head.style.left = `${x(col) * scale}px`;
+      head.style.width = `${(col === layout.columns - 1 ? BOX_W : BOX_W + GAP - 8) * scale}px`;
+      strip.append(head);
+    }
+    return strip;
+  }
+
+  drawLane(stage, lane, ctx) {
+    const { run, limit, x, y, top, font, packed, cited } = ctx;
     const detail = stage.detail || {};
-    const group = svg("g", { class: "column", "data-stage": stage.name });
-    const left = x(i);
+    const left = x(lane.col);
+    const head = top(lane.name);
+    const fold = this.layout.folds.find((f) => f.name === stage.name);
+    const group = svg("g", { class: "column", "data-stage": stage.name, "data-col": lane.col, "data-slot": lane.slot, role: "group", "aria-label": stage.name });
+    // the candidates are a list of their own: a list may hold list items only, not the lane's header
+    const items = svg("g", { class: "candidates", role: "list", "aria-label": `${stage.name}: ${stage.candidates.length} candidates` });
+    const room = lane.col === this.layout.columns - 1 ? BOX_W : BOX_W + GAP - 8; // the last column has no gap after it
     group.append(
-      svg("text", { x: left, y: 16, class: "stage-name" }, stage.name),
-      svg("text", { x: left, y: 31, class: "stage-meta" }, `${stage.candidates.length} in ${fmt(stage.elapsed_ms, 1)} ms`),
-      svg("text", { x: left, y: 45, class: "stage-meta" }, summarise(detail, run)),
+      svg("text", { x: left, y: head + 14, class: "stage-name" }, stage.name + (fold ? " (fused)" : "")),
+      svg("text", { x: left, y: head + 28, class: "stage-meta" }, fit(`${stage.candidates.length} in ${fmt(stage.elapsed_ms, 1)} ms${fold ? ` · RRF of ${fold.count} searches` : ""}`, room, font.meta)),
+      svg("text", { x: left, y: head + 41, class: "stage-meta" }, fit(summarise(detail, run), room, font.meta)),
     );
     const shown = stage.candidates.slice(0, limit).map((cand) => run.shownScore(stage, cand));
     const digits = distinguishingDigits(shown);
+    const own = ctx.family.get(stage.name);
     for (const [n, cand] of stage.candidates.slice(0, limit).entries()) {
-      const found = foundClass(run.foundBy(cand.chunk_id));
-      // a chunk of a passage the answer cited: a bar along the box's left edge (inside it, clear of
-      // the rank) and an outline of its own, in every column it is in
       const numbers = cited.get(cand.chunk_id);
-      const citedAs = numbers ? `\ncited in the answer${numbers.length ? ` as ${numbers.map((n) => `[${n}]`).join("")}` : ""}` : "";
-      const top = y(cand.rank) - ROW_H / 2 + 1;
+      const yy = y(stage.name, cand.rank);
+      const boxTop = yy - ROW_H / 2 + 1;
+      const score = fmt(shown[n], digits);
+      const scoreStart = left + BOX_W - 4 - textWidth(score, font.score);
+      // badges, right to left from the score: the candidate's rank in each search but the lane's own
+      const badges = [];
+      let end = scoreStart - BADGE_GAP - 2;
+      const said = [];
+      for (const f of [...ctx.families].reverse()) {
+        const rank = ctx.ranks.get(f).get(cand.chunk_id);
+        said.unshift(`${f} ${rank ? `#${rank}` : "did not find it"}`);
+        if (f === own || ctx.families.length < 2 || !ctx.ranks.get(f).size) continue;
+        const text = `${f[0]}${rank ?? "–"}`;
+        const w = textWidth(text, font.badge);
+        badges.unshift(svg("text", { x: end, y: yy + 4, class: ["badge", !rank && "absent"], "data-family": f, "data-rank": rank ?? "" }, text));
+        end -= w + BADGE_GAP;
+      }
+      const [name, position, isTitle] = labelOf(cand);
+      const full = `${name}${position}`;
+      const room = end - LABEL_GAP + BADGE_GAP - (left + LABEL_X);
+      const label = fitLabel(name, position, room, font.label, isTitle);
+      const where = [packed.has(cand.chunk_id) && "in the context", numbers && `cited in the answer${numbers.length ? ` as ${numbers.map((k) => `[${k}]`).join("")}` : ""}`].filter(Boolean);
       const node = svg(
         "g",
         {
@@ -147,44 +269,93 @@ export class RankFlow {
           "data-chunk-id": cand.chunk_id,
           "data-stage": stage.name,
           "data-rank": cand.rank,
-          "data-found": found,
+          "data-found": foundClass(run.foundBy(cand.chunk_id)),
           "data-cited": numbers ? numbers.join(",") : null,
-          tabindex: 0,
-          onclick: () => this.onSelect(cand.chunk_id),
-          onkeydown: (event) => event.key === "Enter" && this.onSelect(cand.chunk_id),
+          tabindex: -1,
+          role: "listitem",
+          "aria-label": `rank ${cand.rank} at ${stage.name}: ${full}, score ${score}; ${said.join(", ")}${where.length ? `; ${where.join("; ")}` : ""}`,
+          onclick: () => {
+            this.remember(node);
+            this.onSelect(cand.chunk_id);
+          },
         },
-        svg("title", {}, `${cand.chunk_id}\nrank ${cand.rank} at ${stage.name}, score ${fmt(cand.score, 4)}${citedAs}`),
-        svg("rect", { x: left, y: top, width: BOX_W, height: ROW_H - 2, rx: 3 }),
-        numbers ? svg("rect", { class: "cited-bar", x: left, y: top, width: 3, height: ROW_H - 2 }) : null,
-        svg("text", { x: left + 4 + (numbers ? 1 : 0), y: y(cand.rank) + 4, class: "rank" }, String(cand.rank)),
-        svg("text", { x: left + LABEL_X, y: y(cand.rank) + 4, class: "label", "data-full": shortId(cand.chunk_id) }, shortId(cand.chunk_id)),
-        svg("text", { x: left + BOX_W - 4, y: y(cand.rank) + 4, class: "score" }, fmt(shown[n], digits)),
+        svg("title", {}, `${cand.chunk_id}${titles.get(cand.doc_id) ? `\n${titles.get(cand.doc_id)}` : ""}\nrank ${cand.rank} at ${stage.name}, score ${fmt(cand.score, 4)}\n${said.join(", ")}${where.length ? `\n${where.join("\n")}` : ""}`),
+        svg("rect", { x: left, y: boxTop, width: BOX_W, height: ROW_H - 2, rx: 3 }),
+        numbers ? svg("rect", { class: "cited-bar", x: left, y: boxTop, width: 3, height: ROW_H - 2 }) : null,
+        svg("text", { x: left + 4 + (numbers ? 1 : 0), y: yy + 4, class: "rank" }, String(cand.rank)),
+        svg("text", { x: left + LABEL_X, y: yy + 4, class: "label", "data-full": full }, label),
+        ...badges,
+        svg("text", { x: left + BOX_W - 4, y: yy + 4, class: "score" }, score),
       );
-      group.append(node);
+      items.append(node);
     }
-    if (overflow && stage.candidates.length > limit) {
-      group.append(svg("text", { x: left + 4, y: y(limit + 1) + 4, class: "more" }, `+${stage.candidates.length - limit} more`));
+    group.append(items);
+    if (stage.candidates.length > limit) {
+      group.append(svg("text", { x: left + 4, y: y(stage.name, limit + 1) + 4, class: "more" }, `+${stage.candidates.length - limit} more`));
     }
     return group;
   }
 
+  /** A stage the plan names that has not arrived: running (with its clock), waiting, or not run. */
+  drawPending(lane, plan, { run, x, top }, running) {
+    const node = plan.find((n) => n.name === lane.name);
+    const left = x(lane.col);
+    const head = top(lane.name);
+    const over = Boolean(run.done || run.error);
+    const missing = node.inputs.filter((i) => !run.stage(i));
+    let status;
+    let since = null;
+    if (over) status = "not run";
+    else if (missing.length) status = `waiting for ${missing.join(", ")}`;
+    else {
+      since = Math.max(run.arrived.get("query") ?? run.began, ...node.inputs.map((i) => run.arrived.get(i) ?? run.began));
+      status = running_(since);
+      running.push(since);
+    }
+    return svg(
+      "g",
+      { class: ["pending-lane", since !== null && "running"], "data-stage": lane.name, "data-col": lane.col, role: "status", "aria-label": `${lane.name}: ${status}` },
+      svg("text", { x: left, y: head + 14, class: "stage-name" }, lane.name),
+      svg("text", { x: left, y: head + 28, class: "stage-meta pending-status", "data-since": since ?? "" }, status),
+      svg("rect", { class: "pending-box", x: left, y: head + HEAD_H - ROW_H / 2 + 10, width: BOX_W, height: PENDING_ROWS * ROW_H, rx: 4 }),
+    );
+  }
+
+  /** The running stages' clocks, every TICK_MS while any runs: their text alone changes, not the drawing. */
+  tick(on) {
+    if (!on) {
+      if (this.ticker) clearInterval(this.ticker);
+      this.ticker = null;
+      return;
+    }
+    if (this.ticker) return;
+    this.ticker = setInterval(() => {
+      const clocks = this.canvas.querySelectorAll("text.pending-status[data-since]:not([data-since=''])");
+      if (!clocks.length) return this.tick(false);
+      for (const clock of clocks) clock.textContent = running_(Number(clock.dataset.since));
+    }, TICK_MS);
+  }
+
   /** Lines from `left` to `right`: kept (both), exits (left only), entries (right only). */
-  drawLinks(layer, left, right, i, { run, x, y }) {
+  drawLinks(layer, left, right, { run, x, y, where, family }) {
     const rightRank = new Map(right.candidates.map((c) => [c.chunk_id, c.rank]));
     const leftRank = new Map(left.candidates.map((c) => [c.chunk_id, c.rank]));
-    const x0 = x(i) + BOX_W;
-    const x1 = x(i + 1);
+    const x0 = x(where.get(left.name).col) + BOX_W;
+    const x1 = x(where.get(right.name).col);
     const mid = (x0 + x1) / 2;
+    const from = family.get(left.name) || "";
     const attrs = (chunkId, kind) => ({
       class: ["flow", kind, chunkId === this.selected && "selected"],
       "data-chunk-id": chunkId,
+      "data-from": from,
+      "data-edge": `${left.name}>${right.name}`,
       "data-found": foundClass(run.foundBy(chunkId)),
     });
     for (const cand of left.candidates) {
       const to = rightRank.get(cand.chunk_id);
-      const y0 = y(cand.rank);
+      const y0 = y(left.name, cand.rank);
       if (to !== undefined) {
-        const y1 = y(to);
+        const y1 = y(right.name, to);
         const kind = to < cand.rank ? "up" : to > cand.rank ? "down" : "same";
         layer.append(svg("path", { ...attrs(cand.chunk_id, kind), d: `M${x0},${y0} C${mid},${y0} ${mid},${y1} ${x1},${y1}` }));
       } else {
@@ -196,7 +367,7 @@ export class RankFlow {
     }
     for (const cand of right.candidates) {
       if (leftRank.has(cand.chunk_id)) continue;
-      const y1 = y(cand.rank);
+      const y1 = y(right.name, cand.rank);
       layer.append(
         svg("circle", { ...attrs(cand.chunk_id, "entry-mark"), cx: x1 - STUB, cy: y1, r: 3 }),
         svg("path", { ...attrs(cand.chunk_id, "entry"), d: `M${x1 - STUB},${y1} L${x1},${y1}` }),
@@ -205,24 +376,23 @@ export class RankFlow {
   }
 
   /**
-   * Cut-offs, marked on the column a stage cut from (its input): the reranker's shortlist, the
-   * top-k kept for the context, and the token budget (chunks within top-k left out of the context).
+   * Cut-offs, marked on the lane a stage cut from (its input): the reranker's shortlist, the top-k
+   * kept for the context, and the token budget (chunks within top-k left out of the context).
    */
-  drawCutoffs(root, columns, { run, packed, limit, x, y }) {
-    const index = new Map(columns.map((s, i) => [s.name, i]));
-    for (const stage of columns) {
+  drawCutoffs(root, { run, packed, limit, x, y, where }) {
+    for (const stage of run.stages) {
       const detail = stage.detail || {};
       const input = run.inputsOf(stage)[0];
-      if (!index.has(input)) continue;
-      const source = columns[index.get(input)];
-      const left = x(index.get(input));
+      const source = input && run.stage(input);
+      if (!source || !where.has(input) || !where.has(stage.name)) continue;
+      const left = x(where.get(input).col);
       const cuts = [
         ["shortlist", detail.shortlist],
         ["top-k", detail.top_k],
       ];
       for (const [label, n] of cuts) {
         if (!Number.isInteger(n) || n >= source.candidates.length || n > limit) continue;
-        const at = y(n) + ROW_H / 2;
+        const at = y(input, n) + ROW_H / 2;
         root.append(
           svg("line", { class: "cutoff", "data-cutoff": label, x1: left - 6, x2: left + BOX_W + 6, y1: at, y2: at }),
           svg("text", { class: "cutoff-label", x: left + BOX_W + 8, y: at + 4 }, `${label} ${n}`),
@@ -232,7 +402,7 @@ export class RankFlow {
         const topK = Number.isInteger(detail.top_k) ? detail.top_k : source.candidates.length;
         for (const cand of source.candidates.slice(0, Math.min(topK, limit))) {
           if (packed.has(cand.chunk_id)) continue;
-          const at = y(cand.rank);
+          const at = y(input, cand.rank);
           root.append(
             svg(
               "line",
@@ -244,6 +414,178 @@ export class RankFlow {
       }
     }
   }
+
+  // ---- the keyboard: one tab stop, arrow keys between boxes ---------------------------------------
+
+  remember(node) {
+    this.active = { stage: node.dataset.stage, chunk: node.dataset.chunkId, rank: Number(node.dataset.rank) };
+    for (const other of this.canvas.querySelectorAll("g.node[tabindex='0']")) if (other !== node) other.setAttribute("tabindex", "-1");
+    node.setAttribute("tabindex", "0");
+  }
+
+  /** After a redraw: the tab stop on the box that had it (or the nearest rank of its stage), focused again if it was. */
+  restoreFocus(hadFocus) {
+    const nodes = [...this.canvas.querySelectorAll("g.node")];
+    if (!nodes.length) return;
+    let target = null;
+    if (this.active) {
+      const { stage, chunk, rank } = this.active;
+      target = nodes.find((n) => n.dataset.stage === stage && n.dataset.chunkId === chunk) || null;
+      if (!target) {
+        const lane = nodes.filter((n) => n.dataset.stage === stage);
+        target = lane[Math.min(lane.length, Math.max(1, rank)) - 1] || null;
+      }
+    }
+    if (!target) target = this.firstNode(nodes);
+    target.setAttribute("tabindex", "0");
+    if (hadFocus) target.focus({ preventScroll: false });
+  }
+
+  /** The first box of the first column's top lane: where the tab stop starts. */
+  firstNode(nodes) {
+    const lanes = [...this.canvas.querySelectorAll("g.column")].sort((a, b) => a.dataset.col - b.dataset.col || a.dataset.slot - b.dataset.slot);
+    for (const lane of lanes) {
+      const first = lane.querySelector("g.node");
+      if (first) return first;
+    }
+    return nodes[0];
+  }
+
+  onKey(event) {
+    const node = event.target.closest && event.target.closest("g.node");
+    if (!node) return;
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      this.remember(node);
+      this.onSelect(node.dataset.chunkId);
+      return;
+    }
+    const next = this.neighbour(node, event.key);
+    if (next === undefined) return; // not a key of ours
+    event.preventDefault();
+    if (!next) return;
+    this.remember(next);
+    next.focus();
+  }
+
+  /** The box a key moves to from `node`: null at an edge, undefined for a key that is not a move. */
+  neighbour(node, key) {
+    const lane = node.closest("g.column");
+    const boxes = [...lane.querySelectorAll("g.node")];
+    const at = boxes.indexOf(node);
+    const laneOf = (name) => this.canvas.querySelector(`g.column[data-stage="${CSS.escape(name)}"]`);
+    const column = [...this.canvas.querySelectorAll(`g.column[data-col="${lane.dataset.col}"]`)].sort((a, b) => a.dataset.slot - b.dataset.slot);
+    const stacked = (step) => {
+      const other = column[column.indexOf(lane) + step];
+      if (!other) return null;
+      const list = other.querySelectorAll("g.node");
+      return list.length ? list[step > 0 ? 0 : list.length - 1] : null;
+    };
+    // along the candidate's path: the same chunk in the next lane that way, else the same rank there
+    const across = (names) => {
+      const lanes = names.map(laneOf).filter(Boolean);
+      for (const other of lanes) {
+        const same = other.querySelector(`g.node[data-chunk-id="${CSS.escape(node.dataset.chunkId)}"]`);
+        if (same) return same;
+      }
+      if (!lanes.length) return null;
+      const list = [...lanes[0].querySelectorAll("g.node")];
+      return list[Math.min(at, list.length - 1)] || null;
+    };
+    const edges = (this.layout && this.layout.edges) || [];
+    const stage = node.dataset.stage;
+    switch (key) {
+      case "ArrowUp":
+        return at > 0 ? boxes[at - 1] : stacked(-1);
+      case "ArrowDown":
+        return at < boxes.length - 1 ? boxes[at + 1] : stacked(1);
+      case "Home":
+        return boxes[0];
+      case "End":
+        return boxes[boxes.length - 1];
+      case "ArrowLeft":
+        return across(edges.filter(([, to]) => to === stage).map(([from]) => from));
+      case "ArrowRight":
+        return across(edges.filter(([from]) => from === stage).map(([, to]) => to));
+      default:
+        return undefined;
+    }
+  }
+}
+
+/**
+ * Where each stage of `plan` ([{name, inputs, retriever}]) stands: {lanes: [{name, col, slot}],
+ * columns, slots, edges: [[input, stage]], folds: [{name, count}]}. A tree laid out from its last stage
+ * leftwards: a lane's column is its depth, its inputs stack from its own slot down in the order it
+ * names them, so parallel searches stand one above the other and nothing is joined but a stage and its
+ * input. The searches of a retriever's phrasings (inputs of a ranking named after their retriever)
+ * are folded unless that ranking is in `expanded`. `pair` [input, stage] draws those two alone.
+ */
+export function layoutFlow(plan, { expanded = new Set(), pair = null, height = () => 1, gap = 0 } = {}) {
+  const byName = new Map(plan.map((n) => [n.name, n]));
+  const consumer = new Map();
+  for (const node of plan) for (const input of node.inputs) if (byName.has(input) && !consumer.has(input)) consumer.set(input, node.name);
+  const isFold = (node) =>
+    node.inputs.length > 1 &&
+    node.inputs.every((i) => {
+      const n = byName.get(i);
+      return n && n.inputs.length === 0 && n.retriever === node.name;
+    });
+  const folds = plan.filter(isFold).map((n) => ({ name: n.name, count: n.inputs.length }));
+  if (pair && byName.has(pair[0]) && byName.has(pair[1])) {
+    const lanes = pair.map((name, col) => ({ name, col, slot: 0, top: 0 }));
+    return { lanes, columns: 2, height: Math.max(...pair.map(height)), edges: [pair], folds };
+  }
+  const hidden = new Set();
+  for (const fold of folds) if (!expanded.has(fold.name)) for (const i of byName.get(fold.name).inputs) hidden.add(i);
+  const inputs = (name) => byName.get(name).inputs.filter((i) => byName.has(i) && !hidden.has(i) && consumer.get(i) === name);
+  const band = new Map(); // a lane's own height, or its inputs' stacked, whichever is taller
+  const size = (name, path) => {
+    let sum = 0;
+    for (const child of inputs(name)) {
+      if (path.has(child)) continue;
+      size(child, new Set([...path, child]));
+      sum += band.get(child) + (sum ? gap : 0);
+    }
+    band.set(name, Math.max(height(name), sum));
+  };
+  const lanes = [];
+  const edges = [];
+  let slots = 0;
+  const place = (name, depth, top, path) => {
+    lanes.push({ name, depth, top, slot: slots++ });
+    let next = top;
+    for (const child of inputs(name)) {
+      if (path.has(child)) continue;
+      edges.push([child, name]);
+      place(child, depth + 1, next, new Set([...path, child]));
+      next += band.get(child) + gap;
+    }
+  };
+  const roots = plan.filter((n) => !hidden.has(n.name) && !consumer.has(n.name)).map((n) => n.name).sort();
+  let top = 0;
+  for (const root of roots) {
+    size(root, new Set([root]));
+    place(root, 0, top, new Set([root]));
+    top += band.get(root) + gap;
+  }
+  const deepest = Math.max(0, ...lanes.map((l) => l.depth));
+  return {
+    lanes: lanes.map(({ name, depth, top: t, slot }) => ({ name, col: deepest - depth, top: t, slot })),
+    columns: deepest + 1,
+    height: Math.max(0, top - gap),
+    edges,
+    folds,
+  };
+}
+
+/** chunk id -> rank in a stage (an empty map for a stage not here yet). */
+function rankMap(stage) {
+  return new Map(stage ? stage.candidates.map((c) => [c.chunk_id, c.rank]) : []);
+}
+
+function running_(since) {
+  return `running… ${((performance.now() - since) / 1000).toFixed(1)} s`;
 }
 
 /** The facts of a stage worth a glance, from whatever its detail holds. */
@@ -257,14 +599,30 @@ function summarise(detail, run) {
     const used = run.context ? run.context.tokens : detail.tokens;
     parts.push(`${used ?? "?"}/${detail.budget_tokens} tokens`);
   }
-  if (detail.retriever && !parts.length) parts.push(String(detail.retriever) + (detail.phrasing !== undefined ? ` · phrasing ${detail.phrasing}` : ""));
+  if (typeof detail.hypothetical === "string") parts.push("the hypothetical answer");
+  else if (typeof detail.query === "string" && detail.phrasing !== undefined) parts.push(`phrasing ${detail.phrasing}: “${detail.query}”`);
+  if (detail.retriever && !parts.length) parts.push(String(detail.retriever) + " search");
   return parts.join(" · ");
 }
 
-/** A chunk id without its folders: "docs/sub/c.html#0003" as "c.html#3" (the full id is in the box's
- * tooltip and the inspector; fitLabels shortens it further where the box is too narrow). */
-function shortId(id) {
-  return id.slice(id.lastIndexOf("/") + 1).replace(/#0*(\d)/, "#$1");
+/** A box's label as [name, position]: its document's title (else the file's name, folders left
+ * out) and the chunk's position, " #3". */
+function labelOf(cand) {
+  const id = cand.chunk_id;
+  const hash = id.lastIndexOf("#");
+  const position = hash >= 0 ? ` #${id.slice(hash + 1).replace(/^0+(?=\d)/, "")}` : "";
+  const title = titles.get(cand.doc_id);
+  if (title) return [title, position, true];
+  return [(hash >= 0 ? id.slice(0, hash) : id).split("/").pop(), position, false];
+}
+
+/** A label in `room` pixels: the position always whole; a title too long cut at its end (its first
+ * words read best), a file's name in its middle (its start and its extension); nothing if all fails. */
+function fitLabel(name, position, room, font, isTitle) {
+  if (textWidth(name + position, font) <= room) return name + position;
+  const left = room - textWidth(position, font);
+  const short = left <= 0 ? "" : isTitle ? fit(name, left, font) : fitMiddle(name, left, font);
+  return short ? short + position : textWidth(position.trim(), font) <= room ? position.trim() : "";
 }
 
 /**
@@ -280,31 +638,81 @@ export function distinguishingDigits(values) {
   return 6;
 }
 
-/** Each box's label cut, in its middle, to end before its score begins (measured as drawn, so any font
- * and any width fits); the whole label stays in the box's tooltip. */
-function fitLabels(root) {
-  for (const node of root.querySelectorAll("g.node")) {
-    const label = node.querySelector("text.label");
-    const score = node.querySelector("text.score");
-    if (!label || !score || typeof label.getComputedTextLength !== "function") continue;
-    const room = score.getBBox().x - LABEL_GAP - Number(label.getAttribute("x"));
-    const full = label.dataset.full;
-    if (label.getComputedTextLength() <= room) continue;
-    let lo = 0; // the longest middle cut known to fit, found by halving
-    let hi = full.length - 1;
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2);
-      label.textContent = cut(full, mid);
-      if (label.getComputedTextLength() <= room) lo = mid;
-      else hi = mid - 1;
-    }
-    label.textContent = lo > 0 ? cut(full, lo) : "";
+// ---- text measured on a canvas, in the fonts the drawing uses (no layout of the SVG is needed) ----
+
+let measurer = null;
+const widths = new Map();
+
+function textWidth(text, font) {
+  const key = `${font}|${text}`;
+  let w = widths.get(key);
+  if (w === undefined) {
+    if (!measurer) measurer = document.createElement("canvas").getContext("2d");
+    measurer.font = font;
+    w = measurer.measureText(text).width;
+    if (widths.size > 50_000) widths.clear();
+    widths.set(key, w);
   }
+  return w;
+}
+
+/** The CSS fonts of the drawing's texts (kept in step with style.css's #rankflow rules). */
+function fonts(node) {
+  const family = getComputedStyle(node).fontFamily || "sans-serif";
+  return { label: `11px ${family}`, score: `11px ${family}`, badge: `bold 10px ${family}`, meta: `11px ${family}` };
+}
+
+/** `text` cut at its end to fit `room` pixels. */
+function fit(text, room, font) {
+  if (textWidth(text, font) <= room) return text;
+  if (textWidth("…", font) > room) return "";
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (textWidth(`${text.slice(0, mid)}…`, font) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return `${text.slice(0, lo)}…`;
+}
+
+/** `text` cut in its middle (the title's start and the chunk's position kept) to fit `room` pixels. */
+function fitMiddle(text, room, font) {
+  if (textWidth(text, font) <= room) return text;
+  let lo = 0;
+  let hi = text.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (textWidth(cut(text, mid), font) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo > 0 ? cut(text, lo) : "";
 }
 
 /** ``text`` in ``keep`` characters, an ellipsis in the middle: the file's start and the chunk's end. */
 function cut(text, keep) {
   if (keep >= text.length) return text;
-  const tail = Math.ceil((keep - 1) / 2);
+  const tail = Math.min(Math.ceil((keep - 1) / 2), Math.max(4, Math.floor((keep - 1) / 3)));
   return `${text.slice(0, keep - 1 - tail)}…${text.slice(text.length - tail)}`;
+}
+
+/** Ask the server for the titles of `docIds` not known yet (once each); `then()` when some arrived. */
+function wantTitles(docIds, then) {
+  const missing = [...new Set(docIds)].filter((id) => !titles.has(id) && !asking.has(id)).slice(0, MAX_TITLES);
+  if (!missing.length) return;
+  for (const id of missing) asking.add(id);
+  const query = missing.map((id) => `doc_id=${encodeURIComponent(id)}`).join("&");
+  fetch(`/api/titles?${query}`, { headers: { Accept: "application/json" } })
+    .then((response) => (response.ok ? response.json() : { titles: {} }))
+    .catch(() => ({ titles: {} })) // a static copy of the Results view has no server: file names stay
+    .then((body) => {
+      const found = (body && body.titles) || {};
+      let any = false;
+      for (const id of missing) {
+        asking.delete(id);
+        titles.set(id, typeof found[id] === "string" ? found[id] : "");
+        any = any || Boolean(found[id]);
+      }
+      if (any) then();
+    });
 }

@@ -1,6 +1,6 @@
 // Where the Results view gets its JSON: the one place that knows the URL schemes. The view asks a
-// source for five documents (the files, one file, a row pinned, the questions behind a cell, one
-// question's trace) and never builds a URL itself. Two sources answer the same documents: the app's
+// source for six documents (the files, one file, its questions' words, a row pinned, the questions
+// behind a cell, one question's trace) and never builds a URL itself. Two sources answer the same documents: the app's
 // Results API, and the files clear_rag/results/export.py writes for the static site. The page says
 // which in <meta name="clear-rag-results">.
 
@@ -13,11 +13,37 @@ export const STATIC_TRACE =
   "The trace diff needs `clear-rag serve` with the stores: this static site holds the result files, " +
   "not the stores their traces are in. Run `clear-rag serve` where the suite ran and open /results";
 
+/** What a fetch that reached no server says, per source: what to run so that it answers. */
+export const UNREACHABLE = {
+  api:
+    "The Results API did not answer: start it with `clear-rag serve` in the folder the suites ran in " +
+    "(the one holding results/), then reload this page",
+  static:
+    "The exported result files did not load: serve the built site over HTTP (`mkdocs serve`, or " +
+    "`python -m http.server --directory site-build`), then reload this page",
+};
+
+/**
+ * `fetchJSON` whose failures to reach anything (fetch's TypeError: the server stopped, or the page
+ * is not served by one) reject with `unreachable` and the URL, not the browser's "Failed to fetch".
+ */
+export function reaching(fetchJSON, unreachable) {
+  return async (url) => {
+    try {
+      return await fetchJSON(url);
+    } catch (err) {
+      if (err instanceof TypeError) throw new Error(`${unreachable} (${url}: ${err.message})`);
+      throw err;
+    }
+  };
+}
+
 /** The addresses of the app's Results API (clear_rag/web/results.py), under `base`. */
 export function apiUrls(base = "/api/results") {
   return {
     files: () => base,
     document: (file) => `${base}/${part(file)}`,
+    questions: (file) => `${base}/${part(file)}/questions`,
     pinned: (file, row) => `${base}/${part(file)}/pinned/${part(row)}`,
     moves: (file, pinned, row, metric) =>
       `${base}/${part(file)}/moves?${new URLSearchParams({ pinned, row, metric })}`,
@@ -29,10 +55,11 @@ export function apiUrls(base = "/api/results") {
  * A source of the view's documents: each method resolves to the JSON the API answers, or rejects
  * with an Error carrying the API's one-line message (a missing trace says how to replay it).
  */
-export function resultsSource(urls = apiUrls(), fetchJSON = getJSON) {
+export function resultsSource(urls = apiUrls(), fetchJSON = reaching(getJSON, UNREACHABLE.api)) {
   return {
     files: async () => (await fetchJSON(urls.files())).files,
     document: (file) => fetchJSON(urls.document(file)),
+    questions: (file) => fetchJSON(urls.questions(file)),
     pinned: (file, row) => fetchJSON(urls.pinned(file, row)),
     moves: (file, pinned, row, metric) => fetchJSON(urls.moves(file, pinned, row, metric)),
     trace: (file, row, traceId) => fetchJSON(urls.trace(file, row, traceId)),
@@ -48,7 +75,7 @@ const own = (value, key) => (value && Object.hasOwn(value, key) ? value[key] : u
  * becomes part of a URL; the moves of a pinned row are one file, fetched once and sliced per cell.
  * Traces are not on a static site: asking for one rejects with STATIC_TRACE.
  */
-export function staticSource(base, fetchJSON = getJSON) {
+export function staticSource(base, fetchJSON = reaching(getJSON, UNREACHABLE.static)) {
   const fetched = new Map();
   const once = (path) => {
     if (!fetched.has(path)) {
@@ -77,6 +104,7 @@ export function staticSource(base, fetchJSON = getJSON) {
     static: true,
     files: async () => (await once("files.json")).files,
     document: async (file) => once(`${(await folder(file)).path}document.json`),
+    questions: async (file) => once(`${(await folder(file)).path}questions.json`),
     pinned: async (file, row) => {
       const found = await folder(file);
       return once(`${found.path}pinned/${rowPlace(found, file, row)}.json`);
@@ -100,5 +128,7 @@ export function staticSource(base, fetchJSON = getJSON) {
  */
 export function pageSource(page = document, fetchJSON = getJSON) {
   const mode = page.querySelector("meta[name='clear-rag-results']")?.getAttribute("content") || "api";
-  return mode.startsWith("static:") ? staticSource(mode.slice("static:".length), fetchJSON) : resultsSource(apiUrls(), fetchJSON);
+  return mode.startsWith("static:")
+    ? staticSource(mode.slice("static:".length), reaching(fetchJSON, UNREACHABLE.static))
+    : resultsSource(apiUrls(), reaching(fetchJSON, UNREACHABLE.api));
 }

@@ -3,12 +3,22 @@
 // chance does not look like one that is not.
 
 import { clear, el, fmt } from "./dom.js";
+import { questionWords } from "./results-questions.js";
 
 /** "+0.167", "-0.200", "0.000": a difference with its sign, so a fall never reads as a rise. */
 export function signed(value, digits = 3) {
   if (typeof value !== "number" || !Number.isFinite(value)) return String(value);
   const text = Math.abs(value).toFixed(digits);
   return value > 0 ? `+${text}` : value < 0 ? `-${text}` : text;
+}
+
+/**
+ * A sign test's p as it is read: "p = 0.042", and "p < 0.001" below 0.001, where three places
+ * printed "p 0.000", a probability of nothing. The one way the Results view prints a p.
+ */
+export function pValue(p) {
+  if (typeof p !== "number" || !Number.isFinite(p)) return "p —";
+  return p < 0.001 ? "p < 0.001" : `p = ${p.toFixed(3)}`;
 }
 
 /** True when the interval holds 0: the data cannot tell the move from no move. */
@@ -70,7 +80,7 @@ export class PinnedView {
     const noise = insideNoise(c);
     const title =
       `${metric}: ${row} minus the pinned row. 95% bootstrap interval [${fmt(c.ci_low, 4)}, ${fmt(c.ci_high, 4)}]` +
-      `${noise ? " holds 0: inside noise" : ""}; sign test p = ${fmt(c.p_sign, 4)}; ` +
+      `${noise ? " holds 0: inside noise" : ""}; sign test ${pValue(c.p_sign)}; ` +
       `${c.up} questions up, ${c.down} down, ${c.ties} tied. Click for the questions.`;
     return el(
       "td",
@@ -88,7 +98,7 @@ export class PinnedView {
         },
         el("span", { class: "difference", "data-field": "difference" }, signed(c.difference)),
         el("span", { class: "interval", "data-field": "interval" }, `[${signed(c.ci_low)}, ${signed(c.ci_high)}]`),
-        el("span", { class: "p", "data-field": "p" }, `p ${fmt(c.p_sign, 3)} · ${c.up}↑ ${c.down}↓`),
+        el("span", { class: "p", "data-field": "p" }, `${pValue(c.p_sign)} · ${c.up}↑ ${c.down}↓`),
       ),
     );
   }
@@ -96,10 +106,14 @@ export class PinnedView {
 
 /** The questions that went up and down between two rows on one metric. */
 export class MovesView {
-  /** root: the moves section; onTrace(question) when a question's trace diff is asked for. */
-  constructor(root, { onTrace }) {
+  /**
+   * root: the moves section; onTrace(pinned, row, question) when a question's trace diff is asked
+   * for; words(id): the question's entry of the file's questions document, or undefined.
+   */
+  constructor(root, { onTrace, words = () => undefined }) {
     this.root = root;
     this.onTrace = onTrace;
+    this.words = words;
     this.title = root.querySelector("#moves-title");
     this.body = root.querySelector("#moves-body");
   }
@@ -163,7 +177,7 @@ export class MovesView {
       el(
         "tr",
         { "data-question": m.id, "data-direction": m.direction, class: m.pinned.first_rank !== m.row.first_rank && "rank-moved" },
-        el("th", { scope: "row" }, m.id),
+        el("th", { scope: "row", class: "question" }, el("span", { class: "qid" }, m.id), questionWords(this.words(m.id))),
         el("td", {}, m.category || ""),
         el("td", { class: ["num", m.direction] }, `${m.direction === "up" ? "↑" : "↓"} ${signed(m.difference)}`),
         el("td", { class: "num" }, fmt(m.pinned.value, 3)),

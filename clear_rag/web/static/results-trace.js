@@ -1,10 +1,14 @@
 // The trace diff: one question under two rows, each trace drawn by the chat page's own rank flow
 // (replayed through a Run from the events the API rebuilds), with the chunk covering the question's
 // labels marked at every stage, and a table of that chunk's rank per stage, so the stage where the
-// two configurations part is plain.
+// two configurations part is plain. The ranks are the result file's own record (each question's
+// lost.ranks), so a side whose trace is gone (its store deleted, a static site) still shows what the
+// file says of it, and is said to be missing: the predecessor showed such a side as "not run" at
+// every stage and then found "the same rank wherever both ran", of a question the file had at #18.
 
 import { clear, el } from "./dom.js";
 import { RankFlow } from "./rankflow.js";
+import { questionWords } from "./results-questions.js";
 import { Run } from "./run.js";
 
 /**
@@ -63,6 +67,7 @@ export class TraceDiff {
     this.root = root;
     this.source = source;
     this.title = root.querySelector("#trace-title");
+    this.question = root.querySelector("#trace-question");
     this.body = root.querySelector("#trace-body");
     this.opened = 0; // a later click wins over a slower earlier answer
     root.querySelector("#trace-close").addEventListener("click", () => this.close());
@@ -71,92 +76,144 @@ export class TraceDiff {
   close() {
     this.opened += 1;
     this.root.hidden = true;
+    clear(this.question);
     clear(this.body);
   }
 
   /**
    * Question `question` (an entry of the moves list: id, category, and per side `trace`, `first_rank`
-   * and `verdict`) under `pinned` and `row` of `file`.
+   * and `verdict`) under `pinned` and `row` of `file`. `context`: the question's `words` (its entry
+   * of the questions document), the `suite`, and `recorded`, the file's own record of the question
+   * under each row ([pinned, row]: id, first_rank, lost: {verdict, ranks}), or null.
    */
-  async open(file, pinned, row, question) {
+  async open(file, pinned, row, question, context = {}) {
     const token = (this.opened += 1);
+    const recorded = context.recorded || [null, null];
     this.root.hidden = false;
     this.root.dataset.question = question.id;
     this.title.textContent = `Question ${question.id}: ${pinned} against ${row}`;
+    clear(this.question).append(questionWords(context.words) || "");
     clear(this.body).append(el("p", { class: "muted" }, "Loading both traces…"));
     const sides = [
-      { side: "pinned", row: pinned, facts: question.pinned },
-      { side: "row", row, facts: question.row },
+      { side: "pinned", row: pinned, facts: question.pinned, recorded: recorded[0] },
+      { side: "row", row, facts: question.row, recorded: recorded[1] },
     ];
+    const rerun = `rerun the suite with \`clear-rag ablate ${context.suite || "SUITE"} --save-results\` to store its traces`;
     const answers = await Promise.allSettled(
       sides.map((s) =>
         s.facts.trace
           ? this.source.trace(file, s.row, s.facts.trace)
-          : Promise.reject(new Error(`row ${s.row} stored no trace id for this question`)),
+          : Promise.reject(new Error(`${file}.json: row ${s.row} stored no trace id for this question; ${rerun}`)),
       ),
     );
     if (token !== this.opened) return;
     clear(this.body);
     const reasons = answers.map((a) => (a.status === "rejected" ? a.reason.message : null));
+    const loaded = answers.map((a) => (a.status === "fulfilled" ? a.value : null));
     if (reasons[0] && reasons.every((r) => r === reasons[0])) {
-      // One reason for both sides (a static site has no stores): said once, in place of the diff.
-      this.body.append(el("p", { class: "error trace-missing", "data-side": "both" }, reasons[0]));
+      // One reason for both sides (a static site has no stores): said once, in place of the flows,
+      // with the ranks the file records beneath it.
+      this.body.append(el("p", { class: "error trace-missing", "data-side": "both" }, reasons[0]), this.parting(file, sides, loaded));
       this.root.scrollIntoView({ block: "start" });
       return;
     }
-    const loaded = answers.map((a) => (a.status === "fulfilled" ? a.value : null));
-    this.body.append(this.parting(sides, loaded));
+    this.body.append(this.parting(file, sides, loaded));
     const flows = [];
     const select = (chunkId) => flows.forEach((f) => f.select(chunkId));
     const columns = el("div", { class: "trace-sides" });
-    sides.forEach((s, i) => columns.append(this.side(s, loaded[i], reasons[i], flows, select)));
+    sides.forEach((s, i) => columns.append(this.side(file, s, loaded[i], reasons[i], flows, select)));
     this.body.append(columns);
     this.root.scrollIntoView({ block: "start" });
   }
 
-  /** The covering chunk's rank at each stage under both rows, the stage where they part marked. */
-  parting(sides, loaded) {
-    const ranks = loaded.map((t) => (t && t.question.lost && t.question.lost.ranks) || {});
+  /**
+   * The covering chunk's rank at each stage under both rows, as the file records it, the stage
+   * where they part marked. A stage a side's trace did not run is "not run"; without its trace, a
+   * stage the file does not record is "not recorded" (whether it ran is not known).
+   */
+  parting(file, sides, loaded) {
+    const source = `${file}.json`;
+    const ranks = sides.map((s, i) => s.recorded?.lost?.ranks || loaded[i]?.question?.lost?.ranks || null);
+    if (!ranks.some(Boolean)) {
+      const none = `${source} records no covering rank per stage for this question under either row, so where the two part cannot be said.`;
+      return el("div", { class: "parting", "data-parts": "" }, el("p", { "data-field": "said" }, none));
+    }
+    const ran = loaded.map((t) => (t ? t.trace.stages.map((s) => s.name) : null));
     const stages = [];
-    for (const t of loaded) for (const s of (t && t.trace.stages) || []) if (!stages.includes(s.name)) stages.push(s.name);
-    if (!stages.length) return el("p", { class: "muted" }, "Neither trace is here to compare stage by stage.");
-    const ran = loaded.map((t) => new Set(((t && t.trace.stages) || []).map((s) => s.name)));
-    const known = ranks.map((r, i) => Object.fromEntries(stages.filter((s) => ran[i].has(s)).map((s) => [s, r[s] ?? null])));
+    for (const names of [...ran, ...ranks.map((r) => Object.keys(r || {}))]) {
+      for (const name of names || []) if (!stages.includes(name)) stages.push(name);
+    }
+    // what is known of each side: the stages its trace ran, or without it the stages the file records
+    const known = ranks.map((r, i) => (r ? Object.fromEntries((ran[i] || Object.keys(r)).map((s) => [s, r[s] ?? null])) : {}));
+    const cell = (i, stage) =>
+      stage in known[i] ? rankText(known[i][stage]) : ran[i] && !ran[i].includes(stage) ? "not run" : "not recorded";
     const parts = partingStage(stages, known[0], known[1]);
+    const compared = stages.some((s) => s in known[0] && s in known[1]);
+    const missing = sides.filter((s, i) => !loaded[i]).map((s) => s.row);
+    let said;
+    if (parts) {
+      said = `The two part at ${parts}: the covering chunk is ${rankText(known[0][parts])} under ${sides[0].row} and ${rankText(known[1][parts])} under ${sides[1].row}.`;
+    } else if (compared) {
+      said = missing.length
+        ? `At every stage ${source} records under both rows, the covering chunk holds the same rank.`
+        : "Wherever both ran a stage, the covering chunk holds the same rank.";
+    } else {
+      said = `No stage has a rank recorded under both rows, so where the two part cannot be said.`;
+    }
+    const note = missing.length
+      ? el(
+          "p",
+          { class: "missing-note", "data-missing": missing.join("\n") },
+          `The trace under ${missing.join(" and ")} is missing: the ranks shown for it are the ones ${source} records, not a replay of its trace.`,
+        )
+      : null;
     const rows = stages.map((stage) =>
-      el(
-        "tr",
-        { "data-stage": stage, class: stage === parts && "parts" },
-        el("th", { scope: "row" }, stage),
-        known.map((k) => el("td", {}, stage in k ? rankText(k[stage]) : "not run")),
-      ),
+      el("tr", { "data-stage": stage, class: stage === parts && "parts" }, el("th", { scope: "row" }, stage), sides.map((s, i) => el("td", { "data-side": s.side }, cell(i, stage)))),
     );
-    const said = parts
-      ? `The two part at ${parts}: the covering chunk is ${rankText(known[0][parts])} under ${sides[0].row} and ${rankText(known[1][parts])} under ${sides[1].row}.`
-      : "Wherever both ran a stage, the covering chunk holds the same rank.";
     return el(
       "div",
       { class: "parting", "data-parts": parts || "" },
-      el("p", {}, said),
+      el("p", { "data-field": "said" }, said),
+      note,
       el(
         "table",
         {},
-        el("thead", {}, el("tr", {}, el("th", {}, "covering chunk at"), sides.map((s) => el("th", {}, s.row)))),
+        el(
+          "thead",
+          {},
+          el(
+            "tr",
+            {},
+            el("th", {}, "covering chunk at"),
+            sides.map((s, i) => el("th", { "data-side": s.side }, s.row, loaded[i] ? null : el("span", { class: "muted" }, " (trace missing)"))),
+          ),
+        ),
         el("tbody", {}, rows),
       ),
     );
   }
 
-  /** One row's side: its facts, and its trace as a rank flow, or the API's word on why it is missing. */
-  side({ side, row, facts }, shown, failed, flows, select) {
+  /** One row's side: what the file records of it, and its trace as a rank flow or why it is missing. */
+  side(file, { side, row, facts, recorded }, shown, failed, flows, select) {
     const node = el(
       "section",
       { class: "trace-side", "data-side": side, "data-row": row },
       el("h3", {}, row),
-      el("p", { class: "muted" }, `first covering rank ${rankText(facts.first_rank)} · ${facts.verdict || "no verdict"}`),
+      el(
+        "p",
+        { class: "muted", "data-field": "recorded" },
+        `${file}.json records: first covering rank ${rankText(facts.first_rank)} · ${facts.verdict || "no verdict"}`,
+      ),
     );
     if (!shown) {
-      node.append(el("p", { class: "error trace-missing" }, failed));
+      const ranks = recorded?.lost?.ranks || {};
+      const stages = Object.keys(ranks);
+      node.append(
+        el("p", { class: "error trace-missing" }, `The trace is missing, so there is no rank flow to draw. ${failed}`),
+        stages.length
+          ? el("p", { class: "muted", "data-field": "recorded-ranks" }, `Per stage, as the file records it: ${stages.map((s) => `${s} ${rankText(ranks[s])}`).join(" · ")}`)
+          : null,
+      );
       return node;
     }
     const pair = el("select", {});
@@ -167,7 +224,7 @@ export class TraceDiff {
       canvas,
     );
     const run = new Run();
-    for (const { event, data } of shown.events) run.apply(event, data);
+    run.applyAll(shown.events);
     const flow = new CoveringFlow(flowRoot(pair, rows, canvas), shown.covering, { onSelect: select });
     flows.push(flow);
     flow.show(run);

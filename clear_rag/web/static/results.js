@@ -7,6 +7,7 @@ import { clear, el } from "./dom.js";
 import { pageSource } from "./results-data.js";
 import { lostBar, lostLegend } from "./results-lost.js";
 import { MovesView, PinnedView } from "./results-pinned.js";
+import { questionIndex, questionsNote } from "./results-questions.js";
 import { TraceDiff } from "./results-trace.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -21,9 +22,13 @@ export class ResultsView {
     this.file = null; // the summary of the file shown (GET /api/results)
     this.document = null; // its whole document (GET /api/results/FILE)
     this.pinned = null;
+    this.questions = new Map(); // the words of the shown file's questions, by id
     this.status = $("#results-status");
     this.pinnedView = new PinnedView($("#results-pinned"), { onCell: (row, metric) => this.openCell(row, metric) });
-    this.moves = new MovesView($("#results-moves"), { onTrace: (pinned, row, q) => this.trace.open(this.file.file, pinned, row, q) });
+    this.moves = new MovesView($("#results-moves"), {
+      onTrace: (pinned, row, q) => this.trace.open(this.file.file, pinned, row, q, this.context(pinned, row, q.id)),
+      words: (id) => this.questions.get(id),
+    });
     this.trace = new TraceDiff($("#trace-diff"), source);
     $("#category-metric").addEventListener("change", () => this.drawCategories());
     // #file=NAME names the file shown, so a link (or the back button) can open one
@@ -62,11 +67,17 @@ export class ResultsView {
         el(
           "button",
           { type: "button", class: "file", "data-file": f.file, "aria-pressed": String(this.file?.file === f.file), onclick: () => this.openFile(f.file) },
-          f.suite || f.file,
+          fileLabel(f),
           el("span", { class: "muted" }, ` ${f.rows.length} rows`),
         ),
       );
     }
+  }
+
+  /** What the trace diff shows beside the traces: the question's words, and what the file records of it under each row. */
+  context(pinned, row, id) {
+    const recorded = (name) => ((this.document.rows || []).find((r) => r.name === name)?.questions || []).find((q) => q.id === id) || null;
+    return { suite: this.document.suite, words: this.questions.get(id), recorded: [recorded(pinned), recorded(row)] };
   }
 
   async openFile(name) {
@@ -76,10 +87,14 @@ export class ResultsView {
     this.trace.close();
     history.replaceState(null, "", `#file=${encodeURIComponent(name)}`);
     this.say(`Loading ${name}…`);
+    // the words are a help, not a need: a file whose labels are not here still reads by ids
+    const words = this.source.questions(name).catch((err) => ({ questions: [], unavailable: err.message }));
     try {
-      const loaded = await this.source.document(name);
+      const [loaded, answer] = await Promise.all([this.source.document(name), words]);
       if (this.file.file !== name) return; // another file was opened meanwhile
       this.document = loaded;
+      this.questions = questionIndex(answer);
+      $("#questions-note").textContent = questionsNote(answer);
     } catch (err) {
       return this.say(err.message, true);
     }
@@ -188,6 +203,15 @@ export class ResultsView {
   }
 }
 
+/**
+ * A file's name on its button: its own name, which no other file has (two files of the suite "tech",
+ * tech.json and baseline-fake.json, were both labelled "tech"), with the suite beside it when the
+ * suite is named otherwise.
+ */
+export function fileLabel(f) {
+  return f.suite && f.suite !== f.file ? [f.file, el("span", { class: "muted suite" }, ` (suite ${f.suite})`)] : f.file;
+}
+
 /** The static site has no chat page: the first link of the views goes back to the site instead. */
 function linkViews(source) {
   if (!source.static) return;
@@ -197,6 +221,7 @@ function linkViews(source) {
   results.setAttribute("href", "results.html");
 }
 
+document.getElementById("results-unserved")?.remove(); // served: the scripts run
 const source = pageSource();
 linkViews(source);
 new ResultsView(source).load();

@@ -18,6 +18,10 @@ export class Run {
     this.error = null;
     this.found = null;
     this.listeners = new Set();
+    this.batching = false;
+    // when each event arrived (performance.now()): a stage still running shows how long it has run
+    this.began = performance.now();
+    this.arrived = new Map(); // stage name (and "query") -> time
   }
 
   /** Apply one event; returns true when it was one this model knows. */
@@ -25,11 +29,13 @@ export class Run {
     switch (kind) {
       case "query":
         this.query = data;
+        this.arrived.set("query", performance.now());
         // a replayed trace says it stopped after the context (the planner records it in its steps)
         if (this.generate === null && data.steps && data.steps["retrieve only"]) this.generate = false;
         break;
       case "stage":
         this.stages.push(data);
+        this.arrived.set(data.name, performance.now());
         this.found = null; // a new first-stage search changes who found what
         break;
       case "context":
@@ -59,6 +65,20 @@ export class Run {
     return true;
   }
 
+  /**
+   * Apply a stored trace's events at once (a replay): listeners hear each event with `batching` set,
+   * then one "batch" event, so a view that redraws whole draws once rather than once per event.
+   */
+  applyAll(events) {
+    this.batching = true;
+    try {
+      for (const { event, data } of events) this.apply(event, data);
+    } finally {
+      this.batching = false;
+    }
+    for (const listener of this.listeners) listener("batch", null, this);
+  }
+
   subscribe(listener) {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -74,6 +94,32 @@ export class Run {
       const d = s.detail || {};
       return !("input" in d) && !("inputs" in d);
     });
+  }
+
+  /**
+   * The stages of this question as a graph, [{name, inputs, retriever}]: the query event's plan (every
+   * stage the pipeline will report, sent before the first) with any stage it did not name added from
+   * the stage's own detail; a replayed trace, which has no plan, is the graph of its stages. The same
+   * question draws the same graph live and replayed, whatever order its stages arrived in.
+   */
+  plan() {
+    const nodes = new Map();
+    const planned = this.query && Array.isArray(this.query.plan) ? this.query.plan : [];
+    for (const p of planned) {
+      if (p && typeof p.name === "string") nodes.set(p.name, { name: p.name, inputs: (p.inputs || []).map(String), retriever: p.retriever ? String(p.retriever) : null });
+    }
+    for (const stage of this.stages) {
+      if (nodes.has(stage.name)) continue;
+      const inputs = this.inputsOf(stage);
+      const retriever = (stage.detail || {}).retriever;
+      nodes.set(stage.name, { name: stage.name, inputs, retriever: retriever ? String(retriever) : inputs.length ? null : stage.name.split("·")[0] });
+    }
+    return [...nodes.values()];
+  }
+
+  /** The retrievers of this question's first-stage searches, sorted: "keyword", "vector". */
+  families() {
+    return [...new Set(this.plan().filter((n) => n.retriever && n.inputs.length === 0).map((n) => n.retriever))].sort();
   }
 
   /** The names a stage was built from ("input" or the comma-joined "inputs"). */

@@ -12,6 +12,24 @@ import { caveat, lineTitle, shownEvidence, uncheckedReason, weakCaveat } from ".
 
 const MARKER = /\[(\d{1,3})\]/g;
 
+/**
+ * A refused rewrite as one line, "Rewrite refused: " and the first clause of its reason, with what the
+ * model proposed and the whole reason behind the disclosure. A small model asked to rephrase often
+ * answers instead, and printing its 1.5 to 3 KB proposal in full, as the page once did, buried every
+ * later turn under red text.
+ */
+function refusedRewrite({ proposed, reason }) {
+  const why = reason || "no reason given";
+  const short = why.split(";")[0].replace(/^the rewrite (is |was )?/, "");
+  return el(
+    "details",
+    { class: "rewrite refused" },
+    el("summary", { title: why }, `Rewrite refused: ${short}`),
+    el("p", { class: "proposed" }, "The model proposed: ", el("q", {}, proposed)),
+    el("p", { class: "reason" }, `Why: ${why}.`),
+  );
+}
+
 export class Turn {
   /**
    * onCite(number, citation) when a citation is clicked; onPick() when the turn is chosen;
@@ -67,7 +85,11 @@ export class Turn {
         this.renderRetrieval(data);
         break;
       case "token":
-        this.renderAnswer();
+        // a replay's tokens land at once: drawn once, at the batch's end, not re-parsed per token
+        if (!this.run.batching) this.renderAnswer();
+        break;
+      case "batch":
+        if (this.run.answer) this.renderAnswer();
         break;
       case "citations":
         this.renderAnswer();
@@ -112,9 +134,7 @@ export class Turn {
     const rewrite = steps.rewrite;
     if (rewrite && typeof rewrite === "object") {
       if (rewrite.accepted === false && rewrite.proposed) {
-        this.searched.append(
-          el("p", { class: "rewrite refused" }, "Rewrite refused: ", el("q", {}, rewrite.proposed), ` (${rewrite.reason || "no reason given"})`),
-        );
+        this.searched.append(refusedRewrite(rewrite));
       } else if (query.searched && query.searched !== query.question) {
         this.searched.append(el("p", { class: "rewrite" }, "Searched as: ", el("q", {}, query.searched)));
       }
