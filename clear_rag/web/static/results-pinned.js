@@ -164,13 +164,13 @@ export class MovesView {
       el("th", {}, "question"),
       el("th", {}, "category"),
       el("th", { class: "num" }, "move"),
-      el("th", { class: "num" }, `${metric} ${pinned}`),
-      el("th", { class: "num" }, `${metric} ${row}`),
-      el("th", { class: "num" }, `first covering rank ${pinned}`),
-      el("th", { class: "num" }, `first covering rank ${row}`),
-      el("th", {}, `lost? ${pinned}`),
-      el("th", {}, `lost? ${row}`),
-      ...(graded ? [el("th", {}, `answer ${pinned}`), el("th", {}, `answer ${row}`)] : []),
+      by(metric, pinned, "num"),
+      by(metric, row, "num"),
+      by("first covering rank", pinned, "num"),
+      by("first covering rank", row, "num"),
+      by("lost?", pinned),
+      by("lost?", row),
+      ...(graded ? [by("answer", pinned), by("answer", row)] : []),
       el("th", {}, "trace"),
     );
     const rows = found.moves.map((m) =>
@@ -193,6 +193,16 @@ export class MovesView {
     );
     this.body.append(el("table", { class: "moves" }, el("thead", {}, head), el("tbody", {}, rows)));
   }
+}
+
+/**
+ * A column head for one of the two rows: what it shows, then the row's name on a line of its own, cut
+ * to the column's width (the whole name in its title and in the heading above the table). Row names
+ * are long ("192 tokens, budget 1500, constrained"), and written in full they made every head of a
+ * phone-width table several lines tall.
+ */
+function by(what, rowName, cls = null) {
+  return el("th", { class: cls, title: `${what} ${rowName}` }, what, " ", el("span", { class: "row-name" }, rowName));
 }
 
 /** The support check's verdicts on one answer: its line and reason, then each sentence's verdict. */
