@@ -4,7 +4,7 @@
 What a person would check by hand: the rank flow's stages are drawn before the answer's first word;
 a candidate opens in the inspector with its rank under each search; a citation opens its document with
 exactly the cited span marked; a knob whose model is missing says why; a document full of markup shows
-as text and runs nothing. The chat, rank-flow and answer-side screenshots in site/img/ are taken here
+as text and runs nothing. The chat and answer-side screenshots in site/img/ are taken here
 (the answer side's behaviour is tested in test_answer_side.py).
 """
 
@@ -154,7 +154,7 @@ new MutationObserver(() => {
 
 
 def test_the_rank_flow_is_drawn_before_the_first_token(
-    page: Any, served: tuple[str, Store, SlowEcho], shots: Path
+    page: Any, served: tuple[str, Store, SlowEcho]
 ) -> None:
     base, _, _ = served
     page.add_init_script(RECORD_ORDER)
@@ -172,7 +172,6 @@ def test_the_rank_flow_is_drawn_before_the_first_token(
     # Cut-offs are marked: the rerank shortlist and the top-k.
     assert page.locator("#rankflow line.cutoff[data-cutoff='shortlist']").count() == 1
     assert page.locator("#rankflow line.cutoff[data-cutoff='top-k']").count() == 1
-    page.locator("#rankflow").screenshot(path=str(shots / "rankflow.png"))
 
 
 BOXES = """() => [...document.querySelectorAll('#rankflow g.node')].map(node => {

@@ -92,7 +92,12 @@ def test_the_suite_and_performance_pages_photographed(page: Any, base: str, shot
 def test_the_overview_shows_the_pages_screenshots(page: Any, base: str) -> None:
     page.goto(f"{base}/")
     images = _images_loaded(page)
-    assert [i["src"] for i in images] == ["img/chat.png", "img/rankflow.png"]
+    assert [i["src"] for i in images] == [
+        "img/chat.png",
+        "img/rankflow-4-1440-light.png",
+        "img/rankflow-14-390-dark.png",
+        "img/answer-side-390-dark.png",
+    ]
     assert all(i["width"] > 0 for i in images)
 
 
