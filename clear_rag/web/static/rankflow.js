@@ -15,6 +15,8 @@
 
 import { clear, el, fmt, svg } from "./dom.js";
 import { foundClass } from "./run.js";
+import { layoutFlow } from "./rankflow-layout.js";
+import { fit, fitMiddle, textWidth } from "./textfit.js";
 
 const BOX_W = 176;
 const LABEL_X = 22; // where a box's label starts, after its rank
@@ -309,7 +311,7 @@ export class RankFlow {
     else if (missing.length) status = `waiting for ${missing.join(", ")}`;
     else {
       since = Math.max(run.arrived.get("query") ?? run.began, ...node.inputs.map((i) => run.arrived.get(i) ?? run.began));
-      status = running_(since);
+      status = runningFor(since);
       running.push(since);
     }
     return svg(
@@ -332,7 +334,7 @@ export class RankFlow {
     this.ticker = setInterval(() => {
       const clocks = this.canvas.querySelectorAll("text.pending-status[data-since]:not([data-since=''])");
       if (!clocks.length) return this.tick(false);
-      for (const clock of clocks) clock.textContent = running_(Number(clock.dataset.since));
+      for (const clock of clocks) clock.textContent = runningFor(Number(clock.dataset.since));
     }, TICK_MS);
   }
 
@@ -513,78 +515,12 @@ export class RankFlow {
   }
 }
 
-/**
- * Where each stage of `plan` ([{name, inputs, retriever}]) stands: {lanes: [{name, col, slot}],
- * columns, slots, edges: [[input, stage]], folds: [{name, count}]}. A tree laid out from its last stage
- * leftwards: a lane's column is its depth, its inputs stack from its own slot down in the order it
- * names them, so parallel searches stand one above the other and nothing is joined but a stage and its
- * input. The searches of a retriever's phrasings (inputs of a ranking named after their retriever)
- * are folded unless that ranking is in `expanded`. `pair` [input, stage] draws those two alone.
- */
-export function layoutFlow(plan, { expanded = new Set(), pair = null, height = () => 1, gap = 0 } = {}) {
-  const byName = new Map(plan.map((n) => [n.name, n]));
-  const consumer = new Map();
-  for (const node of plan) for (const input of node.inputs) if (byName.has(input) && !consumer.has(input)) consumer.set(input, node.name);
-  const isFold = (node) =>
-    node.inputs.length > 1 &&
-    node.inputs.every((i) => {
-      const n = byName.get(i);
-      return n && n.inputs.length === 0 && n.retriever === node.name;
-    });
-  const folds = plan.filter(isFold).map((n) => ({ name: n.name, count: n.inputs.length }));
-  if (pair && byName.has(pair[0]) && byName.has(pair[1])) {
-    const lanes = pair.map((name, col) => ({ name, col, slot: 0, top: 0 }));
-    return { lanes, columns: 2, height: Math.max(...pair.map(height)), edges: [pair], folds };
-  }
-  const hidden = new Set();
-  for (const fold of folds) if (!expanded.has(fold.name)) for (const i of byName.get(fold.name).inputs) hidden.add(i);
-  const inputs = (name) => byName.get(name).inputs.filter((i) => byName.has(i) && !hidden.has(i) && consumer.get(i) === name);
-  const band = new Map(); // a lane's own height, or its inputs' stacked, whichever is taller
-  const size = (name, path) => {
-    let sum = 0;
-    for (const child of inputs(name)) {
-      if (path.has(child)) continue;
-      size(child, new Set([...path, child]));
-      sum += band.get(child) + (sum ? gap : 0);
-    }
-    band.set(name, Math.max(height(name), sum));
-  };
-  const lanes = [];
-  const edges = [];
-  let slots = 0;
-  const place = (name, depth, top, path) => {
-    lanes.push({ name, depth, top, slot: slots++ });
-    let next = top;
-    for (const child of inputs(name)) {
-      if (path.has(child)) continue;
-      edges.push([child, name]);
-      place(child, depth + 1, next, new Set([...path, child]));
-      next += band.get(child) + gap;
-    }
-  };
-  const roots = plan.filter((n) => !hidden.has(n.name) && !consumer.has(n.name)).map((n) => n.name).sort();
-  let top = 0;
-  for (const root of roots) {
-    size(root, new Set([root]));
-    place(root, 0, top, new Set([root]));
-    top += band.get(root) + gap;
-  }
-  const deepest = Math.max(0, ...lanes.map((l) => l.depth));
-  return {
-    lanes: lanes.map(({ name, depth, top: t, slot }) => ({ name, col: deepest - depth, top: t, slot })),
-    columns: deepest + 1,
-    height: Math.max(0, top - gap),
-    edges,
-    folds,
-  };
-}
-
 /** chunk id -> rank in a stage (an empty map for a stage not here yet). */
 function rankMap(stage) {
   return new Map(stage ? stage.candidates.map((c) => [c.chunk_id, c.rank]) : []);
 }
 
-function running_(since) {
+function runningFor(since) {
   return `running… ${((performance.now() - since) / 1000).toFixed(1)} s`;
 }
 
@@ -638,62 +574,10 @@ export function distinguishingDigits(values) {
   return 6;
 }
 
-// ---- text measured on a canvas, in the fonts the drawing uses (no layout of the SVG is needed) ----
-
-let measurer = null;
-const widths = new Map();
-
-function textWidth(text, font) {
-  const key = `${font}|${text}`;
-  let w = widths.get(key);
-  if (w === undefined) {
-    if (!measurer) measurer = document.createElement("canvas").getContext("2d");
-    measurer.font = font;
-    w = measurer.measureText(text).width;
-    if (widths.size > 50_000) widths.clear();
-    widths.set(key, w);
-  }
-  return w;
-}
-
 /** The CSS fonts of the drawing's texts (kept in step with style.css's #rankflow rules). */
 function fonts(node) {
   const family = getComputedStyle(node).fontFamily || "sans-serif";
   return { label: `11px ${family}`, score: `11px ${family}`, badge: `bold 10px ${family}`, meta: `11px ${family}` };
-}
-
-/** `text` cut at its end to fit `room` pixels. */
-function fit(text, room, font) {
-  if (textWidth(text, font) <= room) return text;
-  if (textWidth("…", font) > room) return "";
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (textWidth(`${text.slice(0, mid)}…`, font) <= room) lo = mid;
-    else hi = mid - 1;
-  }
-  return `${text.slice(0, lo)}…`;
-}
-
-/** `text` cut in its middle (the title's start and the chunk's position kept) to fit `room` pixels. */
-function fitMiddle(text, room, font) {
-  if (textWidth(text, font) <= room) return text;
-  let lo = 0;
-  let hi = text.length - 1;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (textWidth(cut(text, mid), font) <= room) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo > 0 ? cut(text, lo) : "";
-}
-
-/** ``text`` in ``keep`` characters, an ellipsis in the middle: the file's start and the chunk's end. */
-function cut(text, keep) {
-  if (keep >= text.length) return text;
-  const tail = Math.min(Math.ceil((keep - 1) / 2), Math.max(4, Math.floor((keep - 1) / 3)));
-  return `${text.slice(0, keep - 1 - tail)}…${text.slice(text.length - tail)}`;
 }
 
 /** Ask the server for the titles of `docIds` not known yet (once each); `then()` when some arrived. */
