@@ -179,7 +179,11 @@ class StageRenderer:
         ]
         for rank, cand in enumerate(stage.candidates[: self.top], start=1):
             moved = _move(rank, before.get(cand.chunk_id)) if before is not None else ""
-            lines.append(f"  {rank:>3}. {moved:<5} {cand.score:9.4f}  {cand.chunk_id}")
+            if stage.rescored(rank):
+                lines.append(f"  {rank:>3}. {moved:<5} {cand.score:9.4f}  {cand.chunk_id}")
+            else:  # the tail a reranker kept: under "replace" its score is a place, not a logit
+                score = f"{cand.score:9.4f}" if "display" not in stage.detail else f"{'-':>9}"
+                lines.append(f"  {rank:>3}. {moved:<5} {score}  {cand.chunk_id}  (not re-scored)")
             sources = _sources(cand, stage.name)
             preview = _preview(self._text(cand)) if self._text is not None else ""
             if sources:

@@ -139,6 +139,13 @@ class StageResult:
     elapsed_ms: float
     detail: Mapping[str, Any] = field(default_factory=dict)
 
+    def rescored(self, rank: int) -> bool:
+        """Whether the candidate at 1-based ``rank`` carries a score this stage's reranker gave it:
+        a stage whose detail holds ``reranked`` re-scored its first that many and kept the rest (the
+        tail) below them unscored; any other stage's scores are all its own."""
+        reranked = self.detail.get("reranked")
+        return not isinstance(reranked, int) or rank <= reranked
+
 
 Role = Literal["system", "user", "assistant"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant")

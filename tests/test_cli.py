@@ -93,7 +93,11 @@ def test_ask_with_a_reranker_prints_a_rerank_stage(tmp_path: Path, corpus: Path)
     asked = runner.invoke(app, ["ask", "tyre pressure", "--no-generate", "--reranker", "lexical", *store])
     assert asked.exit_code == 0, asked.output
     rerank = asked.output[asked.output.index("[rerank]") :]
-    assert "(input=fusion, shortlist=50, model=lexical-reranker@overlap-1, display=sigmoid)" in rerank
+    # reranked: how many it re-scored (all 3 here: fewer than the shortlist)
+    assert (
+        "(input=fusion, shortlist=50, model=lexical-reranker@overlap-1, display=sigmoid, reranked=3)"
+        in rerank
+    )
     assert "from fusion #" in rerank  # each candidate's input rank
     missing = runner.invoke(
         app, ["ask", "tyre pressure", "--no-generate", "--reranker", "ms-marco-minilm-l6", *store]

@@ -54,6 +54,39 @@ def test_render_shows_sources_and_rank_moves() -> None:
     assert '"alpha text"' in text
 
 
+def test_render_marks_the_tail_a_reranker_kept_without_showing_its_placeholder() -> None:
+    """Shortlist 2 of fusion's 3: under "replace" the kept c#0's score is its place below the logits
+    (lowest 1.0, minus 1), printed as "-" and marked not re-scored, its fusion rank beside it; under
+    rrf its one term 1/(60+3) is a real score, printed."""
+    fusion = TRACE.stages[2]
+    replace = StageResult(
+        "rerank",
+        (
+            _cand("a#0", 3.0, fusion=(2, 1 / 61, 0.0)),
+            _cand("b#0", 1.0, fusion=(1, 1 / 61 + 1 / 62, 0.0)),
+            _cand("c#0", 1.0 - 1, fusion=(3, 1 / 62, 0.0)),
+        ),
+        5.0,
+        {"input": "fusion", "display": "sigmoid", "reranked": 2},
+    )
+    lines = render(dataclasses.replace(TRACE, stages=(fusion, replace))).splitlines()
+    tail = next(line for line in lines if "c#0" in line and "not re-scored" in line)
+    assert tail.split()[:3] == ["3.", "=", "-"] and "0.0000" not in tail
+    assert "from fusion #3 (0.016)" in lines[lines.index(tail) + 1]
+    rrf = StageResult(
+        "rerank",
+        (
+            _cand("a#0", 1 / (60 + 2) + 1 / (60 + 1), fusion=(2, 1 / 61, 1 / 62)),
+            _cand("b#0", 1 / (60 + 1) + 1 / (60 + 2), fusion=(1, 1 / 61 + 1 / 62, 1 / 61)),
+            _cand("c#0", 1 / (60 + 3), fusion=(3, 1 / 62, 1 / (60 + 3))),
+        ),
+        5.0,
+        {"input": "fusion", "method": "rrf", "k": 60, "reranked": 2},
+    )
+    text = render(dataclasses.replace(TRACE, stages=(fusion, rrf)))
+    assert f"{1 / (60 + 3):9.4f}  c#0  (not re-scored)" in text
+
+
 def test_two_level_contributions_render_and_survive_json_and_found_by_names_the_searches() -> None:
     from clear_rag.types import Contribution
 

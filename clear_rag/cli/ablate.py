@@ -9,6 +9,7 @@ Both merge through ``save_row``.
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import tomllib
 from collections.abc import Sequence
@@ -85,6 +86,15 @@ def ablate_command(
     replay: Annotated[
         bool, typer.Option("--replay", help="Recompute the saved results from stored traces, without models.")
     ] = False,
+    rederive: Annotated[
+        bool,
+        typer.Option(
+            "--rederive",
+            help="Derive the saved result file again from its own per-question values, running no "
+            "retrieval: each row's aggregates per subset (the suite's training_split) and every paired "
+            "comparison; with --save-results, write it back.",
+        ),
+    ] = False,
     regenerate: Annotated[
         bool,
         typer.Option(
@@ -133,7 +143,14 @@ def ablate_command(
                 )
         else:
             whole = [
-                o for o, v in (("--bless", bless), ("--replay", replay), ("--regenerate", regenerate)) if v
+                o
+                for o, v in (
+                    ("--bless", bless),
+                    ("--replay", replay),
+                    ("--regenerate", regenerate),
+                    ("--rederive", rederive),
+                )
+                if v
             ]
             if whole:
                 raise ConfigError(
@@ -144,6 +161,25 @@ def ablate_command(
             check_against(target, against, save_results)
         if replay:
             _replay(loaded, target, runner.stores_root(store))
+            return
+        if rederive:
+            runs = [
+                o for o, v in (("--bless", bless), ("--replay", replay), ("--regenerate", regenerate)) if v
+            ]
+            if runs:
+                raise ConfigError(
+                    "runs the suite, and --rederive runs nothing", field=runs[0], fix="Use one or the other"
+                )
+            command = [
+                "clear-rag", "ablate", suite, "--rederive",
+                *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
+                "--save-results",
+            ]  # fmt: skip
+            rederived = _rederive(loaded, target, shlex.join(command))
+            typer.echo(table(rederived))
+            if save_results:
+                write_result(target, rederived)
+                typer.echo(f"re-derived and written to {target}")
             return
         if bless and embedder != "hash":
             raise ConfigError(
@@ -239,6 +275,38 @@ def _run(
     summaries = [c.summary() if len(used) == 1 else f"{c.name}: {c.summary()}" for c in used]
     where = chat_model or next(iter(opened.values()), None)
     return result, (f"generations: {'; '.join(summaries)} ({where.cache.path})" if where is not None else "")
+
+
+def _rederive(suite: Suite, target: Path, command: str) -> dict[str, Any]:
+    """The result file ``target`` derived again from its own per-question values (``document.rederive``),
+    each question's subset read from the suite's data files; the labels must be the ones it was
+    measured on."""
+    from clear_rag.eval import beir
+    from clear_rag.eval.labels import label_files
+    from clear_rag.eval.subsets import training_subsets
+    from clear_rag.results.document import rederive
+    from clear_rag.results.files import read_result
+
+    if not target.exists():
+        raise InputError(
+            "does not exist, so there is nothing to re-derive",
+            path=str(target),
+            fix=f"Run `clear-rag ablate {suite.name} --save-results` first",
+        )
+    result = read_result(target)
+    training = None
+    if suite.beir is not None and suite.training_split is not None:
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in label_files(suite))).hexdigest()
+        if digest != result.get("golden", {}).get("sha256"):
+            raise InputError(
+                f"was measured on other labels than {', '.join(map(str, label_files(suite)))} hold now",
+                path=str(target),
+                fix=f"Run `clear-rag ablate {suite.name} --save-results` again, which assigns the subsets",
+            )
+        dataset = beir.load(suite.beir, split=suite.split)
+        qrels = beir.qrels_path(suite.beir, suite.training_split)
+        training = training_subsets(dataset.qrels, suite.training_split, qrels)
+    return rederive(result, training, command)
 
 
 def _replay(suite: Suite, target: Path, root: Path) -> None:

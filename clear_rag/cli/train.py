@@ -64,6 +64,26 @@ def _train(
         )
 
 
+CorpusOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--corpus",
+        help="A store (made by `clear-rag ingest`) whose own text adds self-supervised pairs; repeatable. "
+        "The model goes to STORE/adapted-reranker unless --out says otherwise.",
+    ),
+]
+MixedOption = Annotated[
+    bool,
+    typer.Option(
+        "--mixed", help="Also train on the documentation corpora (Debian's postgresql-doc-15, python3-doc)."
+    ),
+]
+QueriesOption = Annotated[
+    int, typer.Option("--pseudo-queries", help="Pseudo-queries drawn from each corpus.")
+]
+EpochsOption = Annotated[int | None, typer.Option("--epochs", help="Passes over the training groups.")]
+
+
 @train_app.command("reranker")
 def reranker_command(
     data: DataOption = Path("../shared/data/beir-scifact"),
@@ -71,11 +91,50 @@ def reranker_command(
     out: OutOption = None,
     force: ForceOption = False,
     results_dir: ResultsOption = Path("results"),
+    corpus: CorpusOption = None,
+    mixed: MixedOption = False,
+    pseudo_queries: QueriesOption = 600,
+    epochs: EpochsOption = None,
 ) -> None:
-    """Fine-tune all-MiniLM-L6-v2 as a cross-encoder on SciFact's train claims, export it to int8 ONNX."""
-    from clear_rag.train.build import build_reranker
+    """Fine-tune all-MiniLM-L6-v2 as a cross-encoder on SciFact's train claims, export it to int8 ONNX.
 
-    _train(build_reranker, data, store, out, force, results_dir)
+    With --corpus STORE (or --mixed) the claims are joined by pairs cut from each store's own text
+    (a sentence or a few of its words as the query, its passage as the positive, negatives mined by
+    the store's BM25): no question or label of the store is read."""
+    import functools
+
+    from clear_rag.train import build
+    from clear_rag.train.cross_encoder import CrossEncoderSettings
+    from clear_rag.train.pairs import PairSettings
+
+    stores = list(corpus or [])
+    if not stores and not mixed:
+        _train(build.build_reranker, data, store, out, force, results_dir)
+        return
+    try:
+        corpora = [build.extra_corpus(n, log=typer.echo) for n in build.EXTRA_CORPORA] if mixed else []
+        corpora += [build.Corpus(s.resolve().name, s) for s in stores]
+    except ClearRagError as err:
+        raise fail(err) from None
+    name = build.MIXED if mixed and not stores else build.ADAPTED
+    folder = out or (stores[0] / "adapted-reranker" if stores else build.MODELS / name)
+    settings = CrossEncoderSettings() if epochs is None else CrossEncoderSettings(epochs=epochs)
+    builder = functools.partial(
+        build.build_reranker,
+        corpora=corpora,
+        pairs=PairSettings(queries=pseudo_queries),
+        training=settings,
+        name=name,
+        command=_command(stores, mixed, pseudo_queries, epochs),
+    )
+    _train(builder, data, store, folder, force, results_dir)
+
+
+def _command(stores: list[Path], mixed: bool, queries: int, epochs: int | None) -> str:
+    parts = ["clear-rag train reranker", *(f"--corpus {s}" for s in stores)]
+    parts += ["--mixed"] if mixed else []
+    parts += [f"--pseudo-queries {queries}"] + ([f"--epochs {epochs}"] if epochs is not None else [])
+    return " ".join(parts)
 
 
 @train_app.command("embedder")

@@ -64,6 +64,25 @@ def qrels_path(folder: Path, split: str) -> Path:
     return folder / "qrels" / f"{split}.tsv"
 
 
+def read_qrels(path: Path) -> dict[str, dict[str, float]]:
+    """A qrels file (``query-id``, ``corpus-id``, ``score``, tab-separated, a header line optional) as
+    grades by query id, then document id."""
+    qrels: dict[str, dict[str, float]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            parts = line.rstrip("\r\n").split("\t")
+            if (number == 1 and parts[0] == "query-id") or not line.strip():
+                continue
+            if len(parts) != 3:
+                raise _bad(path, number, f"has {len(parts)} fields", "Expected query-id, corpus-id, score")
+            try:
+                grade = float(parts[2])
+            except ValueError:
+                raise _bad(path, number, f"score {parts[2]!r} is not a number", "Fix the score") from None
+            qrels.setdefault(parts[0], {})[parts[1]] = grade
+    return qrels
+
+
 def load(folder: str | Path, *, split: str = "test") -> BeirDataset:
     """The queries and judgements of one split; the corpus is read later, as it is ingested."""
     folder = Path(folder)
@@ -83,23 +102,7 @@ def load(folder: str | Path, *, split: str = "test") -> BeirDataset:
             fix=f"Choose a split that has a qrels file: {', '.join(splits) or 'none here'} "
             f"(asked: {split!r})",
         )
-    qrels: dict[str, dict[str, float]] = {}
-    with qrels_file.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            parts = line.rstrip("\r\n").split("\t")
-            if (number == 1 and parts[0] == "query-id") or not line.strip():
-                continue
-            if len(parts) != 3:
-                raise _bad(
-                    qrels_file, number, f"has {len(parts)} fields", "Expected query-id, corpus-id, score"
-                )
-            try:
-                grade = float(parts[2])
-            except ValueError:
-                raise _bad(
-                    qrels_file, number, f"score {parts[2]!r} is not a number", "Fix the score"
-                ) from None
-            qrels.setdefault(parts[0], {})[parts[1]] = grade
+    qrels = read_qrels(qrels_file)
     queries = {
         str(row["_id"]): str(row.get("text", ""))
         for _, row in _jsonl(folder / QUERIES)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clear_rag.eval import beir
 from clear_rag.eval.golden import Question, load_golden
+from clear_rag.eval.subsets import TrainingSubsets, training_subsets
 from clear_rag.eval.suite import Suite
 
 NO_RATIONALE = "no rationale"  # a judged query without rationale sentences (SciFact: not enough info)
@@ -32,6 +33,8 @@ class Labels:
     sha256: str  # of those files' bytes: a result records which labels it was measured on
     questions: tuple[Question, ...]
     qrels: Mapping[str, Mapping[str, float]]
+    # a suite with ``training_split``: each question seen or unseen by that training, and from what
+    training: TrainingSubsets | None = field(default=None)
 
     def categories(self) -> list[str]:
         return sorted({q.category for q in self.questions})
@@ -68,4 +71,11 @@ def labels_in(suite: Suite, texts: Mapping[str, str]) -> Labels:
         else:
             category, labels = (NO_RATIONALE if spans else ALL), ()
         questions.append(Question(qid, dataset.queries[qid], category, "", labels))
-    return Labels(dataset.name, tuple(map(str, files)), digest, tuple(questions), dataset.qrels)
+    training = (
+        training_subsets(
+            dataset.qrels, suite.training_split, beir.qrels_path(suite.beir, suite.training_split)
+        )
+        if suite.training_split is not None
+        else None
+    )
+    return Labels(dataset.name, tuple(map(str, files)), digest, tuple(questions), dataset.qrels, training)

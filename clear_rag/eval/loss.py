@@ -8,7 +8,9 @@ through a stored trace, from the context the model would read back through the s
   of the final ranking);
 - ``cut by the token budget``: the ranking had one in its top k, and assembly left it out;
 - ``lost in <stage>``: the stage's input had one in its top k and the stage's own top k has none
-  (``lost in fusion``, ``lost in rerank``);
+  (``lost in fusion``, ``lost in rerank``). A rerank stage keeps the candidates past its shortlist
+  at their input ranks, so ``lost in rerank`` means the reranker moved one down within its shortlist,
+  never that a shortlist shorter than k cut it off;
 - ``retrieved too low``: a search returned one, but below the top k, and nothing later lifted it;
 - ``never retrieved``: no search returned a covering chunk within its depth;
 - ``lost in parsing``: no quote of the question survived parsing (under a golden set's

@@ -39,7 +39,7 @@ from clear_rag.index.sync import SyncReport
 from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
 from clear_rag.progress import Progress as ProgressReport
 from clear_rag.providers.base import ChatModel, Embedder
-from clear_rag.results.document import result_document
+from clear_rag.results.document import aggregate, result_document, with_subset
 from clear_rag.retrieve.pipeline import final_ranking
 from clear_rag.retrieve.stages import ChunkRef
 from clear_rag.session import open_pipeline, sync_indexes
@@ -231,16 +231,6 @@ def replayable(question: Mapping[str, Any]) -> dict[str, Any]:
     return {key: question[key] for key in REPLAYED if key in question}
 
 
-def aggregate(questions: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, float]:
-    """Each metric's mean over the questions that have it (a span metric over those with span labels)."""
-    means = {}
-    for name in names:
-        values = [q["metrics"][name] for q in questions if name in q["metrics"]]
-        if values:
-            means[name] = round(statistics.fmean(values), 4)
-    return means
-
-
 def run_row(
     row: Row,
     store: Store,
@@ -295,11 +285,15 @@ def run_row(
         seconds.append(time.perf_counter() - started)
         for stage in trace.stages:
             if stage.name == "rerank" and "reused" in stage.detail:
-                reranked += len(stage.candidates)
+                # the logits computed, not the candidates kept: the stage keeps its tail unscored
+                reranked += int(stage.detail.get("reranked", len(stage.candidates)))
                 reused += int(stage.detail["reused"])
         models.update(trace.models)
         store.save_trace(trace, config_hash=row.config.hash())
-        questions.append({**judged(trace, question, labels, chunks, names), "trace": trace.id})
+        record = {**judged(trace, question, labels, chunks, names), "trace": trace.id}
+        if labels.training is not None:  # seen or unseen by the training split the suite names
+            record = with_subset(record, labels.training.by_question[question.id])
+        questions.append(record)
         if progress is not None:
             progress(n + 1, len(labels.questions))
     return {

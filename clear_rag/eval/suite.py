@@ -18,6 +18,8 @@ A BEIR suite is a suite like any other: its questions are the judged queries of 
 ``test``), judged per document by the qrels, and, with ``spans: true`` (the default where the
 dataset has a rationale file), per labelled span as well. ``metrics`` names what to report; by
 default the span metrics where there are span labels, and document nDCG@10 where there are qrels.
+``training_split: train`` names the split the models trained here saw: every question is then also
+reported as seen or unseen by that training (``clear_rag.eval.subsets``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
 from clear_rag.eval.answers import ANSWER_METRICS
+from clear_rag.eval.beir import qrels_path
 from clear_rag.eval.golden import read_golden
 from clear_rag.eval.metrics import DOC_METRICS, SPAN_METRICS
 
@@ -53,7 +56,8 @@ class Row:
 
 
 SUITE_KEYS = (
-    "name", "corpus", "golden", "beir", "split", "spans", "metrics", "generate", "baseline", "base", "rows",
+    "name", "corpus", "golden", "beir", "split", "training_split", "spans", "metrics", "generate",
+    "baseline", "base", "rows",
 )  # fmt: skip
 ROW_KEYS = ("name", "set", "chat")
 
@@ -71,6 +75,7 @@ class Suite:
     spans: bool = True  # a BEIR suite: use the rationale spans too, where the dataset has them
     metrics: tuple[str, ...] = ()  # empty: the defaults for the labels the suite has
     generate: bool = False  # every row answers every question, and the answers are graded
+    training_split: str | None = None  # a BEIR suite: the split models trained here saw (seen / unseen)
 
     def needs_chat(self, row: Row) -> bool:
         """Whether ``row`` asks a chat model: it answers (``generate``), expands the query or uses HyDE."""
@@ -161,6 +166,17 @@ class Suite:
             raise ConfigError(
                 what, path=str(self.path), field=key, value=str(where), fix=f"Fix the path ({_RELATIVE})"
             )
+        if self.training_split is not None and self.beir is not None:
+            qrels = qrels_path(self.beir, self.training_split)
+            if not qrels.is_file():
+                splits = sorted(p.stem for p in (self.beir / "qrels").glob("*.tsv"))
+                raise ConfigError(
+                    f"names a split whose qrels file {qrels} does not exist",
+                    path=str(self.path),
+                    field="training_split",
+                    value=self.training_split,
+                    fix=f"Name a split of {self.beir} that has a qrels file: {', '.join(splits) or 'none'}",
+                )
         if self.golden is not None and self.beir is None:
             read_golden(self.golden)  # its keys and shape, so that a typo there costs no ingest first
 
@@ -197,7 +213,7 @@ def load_suite(name_or_path: str) -> Suite:
             "must hold a table of suite keys", path=source, fix=f"Keys: {', '.join(SUITE_KEYS)}"
         )
     yamlfile.check_keys(data, SUITE_KEYS, kind="suite", path=source)
-    for key in ("name", "corpus", "golden", "beir", "split", "baseline"):
+    for key in ("name", "corpus", "golden", "beir", "split", "training_split", "baseline"):
         if key in data and not isinstance(data[key], str):
             raise ConfigError(
                 "must be text",
@@ -262,6 +278,26 @@ def load_suite(name_or_path: str) -> Suite:
         raise ConfigError(
             "needs corpus: and golden:, or beir:", path=source, fix="Name the data the suite runs on"
         )
+    training_split = data.get("training_split")
+    if training_split is not None:
+        if "beir" not in where:
+            raise ConfigError(
+                "names a qrels split, which only a BEIR suite has",
+                path=source,
+                field="training_split",
+                value=training_split,
+                fix="Drop training_split:, or run the suite over a BEIR folder (beir:)",
+            )
+        if training_split == data.get("split", "test") or not training_split.strip():
+            raise ConfigError(
+                "must name the split the models were trained on, not the split the suite measures"
+                if training_split.strip()
+                else "must name a split",
+                path=source,
+                field="training_split",
+                value=training_split,
+                fix="Write the training split's name, e.g. training_split: train",
+            )
     metrics = data.get("metrics") or []
     computed = (*ANSWER_METRICS, *SPAN_METRICS, *DOC_METRICS)
     if not isinstance(metrics, list) or not all(m in computed for m in metrics):
@@ -297,4 +333,5 @@ def load_suite(name_or_path: str) -> Suite:
         spans=spans,
         metrics=tuple(metrics),
         generate=generate,
+        training_split=training_split,
     )

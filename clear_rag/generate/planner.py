@@ -63,13 +63,18 @@ def new_trace_id() -> str:
 
 def stage_event(stage: StageResult) -> dict[str, Any]:
     """A stage as the wire carries it: every candidate with its rank, score, display score (a
-    reranker's logit through a sigmoid, other scores as they are) and per-source contributions."""
+    reranker's logit through a sigmoid, other scores as they are) and per-source contributions.
+    The tail a rerank stage kept below the candidates it re-scored (``StageResult.rescored``) has no
+    logit to show: its display score is ``None`` where the stage shows logits through a sigmoid."""
     logits = stage.detail.get("display") == "sigmoid"
     candidates = []
     for rank, cand in enumerate(stage.candidates, start=1):
         item = candidate_dict(cand)
         item["rank"] = rank
-        item["display_score"] = sigmoid(cand.score) if logits else cand.score
+        if not logits:
+            item["display_score"] = cand.score
+        else:
+            item["display_score"] = sigmoid(cand.score) if stage.rescored(rank) else None
         candidates.append(item)
     return {
         "name": stage.name,
@@ -328,6 +333,8 @@ def _outside(stages: Sequence[StageResult], text: Callable[[str], str], top_k: i
     for stage in stages:
         if stage.name == "context":
             continue
+        # strictly better only: a candidate a reranker kept unscored holds its input's rank, and is
+        # named by the input stage that ranked it there, not by the rerank that did not score it
         for rank, cand in enumerate(stage.candidates[:top_k], start=1):
             if cand.chunk_id not in packed and (cand.chunk_id not in best or rank < best[cand.chunk_id][0]):
                 best[cand.chunk_id] = (rank, stage.name, cand)

@@ -17,6 +17,7 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - ``categories``: the headline metric per question category (``tables.categories_table``);
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
 - ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``);
+- ``agreement``: the technique check against real questions (``agreement.agreement_table``);
 - ``parse``: the PDF parsers' word, order, table-cell and furniture scores (``tables.parse_table``);
 - ``reproduce``: the command behind every result file (``commands.reproduce_table``, name ``*``);
 - ``plot WHICH``: an SVG plot (``plots``) written to ``site/plots/`` and linked from the page.
@@ -180,6 +181,12 @@ def _bench(block: Block, page: Path, results: Results) -> str:
     return bench_table(results.load(block.name), block.name.removeprefix("bench/"))
 
 
+def _agreement(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.agreement import agreement_table
+
+    return agreement_table(results.load(block.name), results.path(block.name).as_posix())
+
+
 def _reproduce(block: Block, page: Path, results: Results) -> str:
     from clear_rag.report.commands import reproduce_table
 
@@ -196,6 +203,7 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "answers": _query("answers"),
     "check": _query("check"),
     "bench": _bench,
+    "agreement": _agreement,
     "reproduce": _reproduce,
     "plot": _plot_link,
 }

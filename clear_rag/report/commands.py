@@ -7,7 +7,8 @@ now on). Otherwise it derives the command from what the file says of itself:
   ``--embedder``, ``--chat`` and ``--reranker`` naming the models its rows record (the environment
   variables those options read must not pick others), followed (``&&``) by the command of each row
   that ``clear-rag beir --save-results`` or ``clear-rag ablate --row --save-results`` merged into it,
-  which the file records (``row_commands``);
+  which the file records (``row_commands``), and by the command that re-derived it (``rederived_by``,
+  ``clear-rag ablate SUITE --rederive --save-results``) where one did;
   ``results/baseline-fake.json`` is the same run
   on the fakes with ``--bless``;
 - a suite's chat generations ``results/generations/<suite>.json``: the run that writes that suite;
@@ -122,8 +123,10 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     own = doc.get("row_commands", {})
     # each row merged by its own command (`clear-rag beir` or `ablate --row`), in the order the rows stand
     merged = [own[row["name"]] for row in doc.get("rows", []) if row["name"] in own]
+    # the re-derivation that added what a later version records (``clear-rag ablate --rederive``), last
+    rederived = [str(doc["rederived_by"])] if doc.get("rederived_by") else []
     if merged and len(merged) == len(doc.get("rows", [])):
-        return " && ".join(merged)
+        return " && ".join([*merged, *rederived])
     suite_file = SUITES_DIR / f"{suite}.yaml"
     defined = load_suite(str(root / suite_file)).rows if (root / suite_file).is_file() else ()
     flags = _model_flags(doc, where.as_posix(), {row.name: row.config.reranker for row in defined})
@@ -149,7 +152,7 @@ def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
     out = ["clear-rag", "ablate", suite, *flags, "--save-results"]
     if where.parent != RESULTS:
         out += ["--results-dir", where.parent.as_posix()]
-    return " && ".join([shlex.join(out), *merged])
+    return " && ".join([shlex.join(out), *merged, *rederived])
 
 
 def _generations_command(path: Path, where: Path, root: Path) -> str:
@@ -162,7 +165,9 @@ def _generations_command(path: Path, where: Path, root: Path) -> str:
             path=where.as_posix(),
             fix=ADD_COMMAND,
         )
-    return command_for(suite, json.loads(suite.read_text(encoding="utf-8")), root=root)
+    made = json.loads(suite.read_text(encoding="utf-8"))
+    made.pop("rederived_by", None)  # a re-derivation of the suite's file writes no generations
+    return command_for(suite, made, root=root)
 
 
 # -- benchmarks: the flags each script's argparse takes, from the figures its file records ----------

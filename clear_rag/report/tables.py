@@ -62,7 +62,20 @@ def suite_table(result: dict[str, Any], source: str) -> str:
     main = headline(result)
     paraphrase = any("paraphrase" in row.get("by_category", {}) for row in result["rows"])
     extra = [f"paraphrase {main}"] if paraphrase else []
-    head = ["row", *names, *extra, "s / question", f"{main} vs baseline [95% CI]", "sign test p", "up / down"]
+    split = bool(result.get("training"))  # the suite names the split its trained models saw
+    seen = [f"{main} seen", f"{main} unseen"] if split else []
+    unseen_change = [f"unseen {main} vs baseline [95% CI]"] if split else []
+    head = [
+        "row",
+        *names,
+        *extra,
+        *seen,
+        "s / question",
+        f"{main} vs baseline [95% CI]",
+        "sign test p",
+        "up / down",
+        *unseen_change,
+    ]
     lines = []
     for row in result["rows"]:
         versus = row.get("comparisons", {}).get("baseline", {}).get(main)
@@ -75,12 +88,54 @@ def suite_table(result: dict[str, Any], source: str) -> str:
         )
         seconds = f"{row.get('seconds_per_question', 0.0):.3f}" + ("†" if row.get("rerank_reused") else "")
         metrics = [f"{row['metrics'][n]:.4f}" if n in row["metrics"] else "" for n in names]
-        lines.append([row["name"], *metrics, *para, seconds, *change])
+        subsets = row.get("by_subset", {})
+        by_seen = (
+            [_figure(subsets.get(s, {}).get("metrics", {}), main) for s in ("seen", "unseen")]
+            if split
+            else []
+        )
+        unseen = subsets.get("unseen", {}).get("comparisons", {}).get("baseline", {}).get(main)
+        by_unseen = [_change(unseen)[0] if unseen else "baseline"] if split else []
+        lines.append([row["name"], *metrics, *para, *by_seen, seconds, *change, *by_unseen])
     notes = [_questions_note(result, names)]
+    notes += _training_note(result, main)
     notes += _reused_note(result)
     notes += [f"Not run: {s['name']} ({s['reason']})" for s in result.get("skipped", [])]
     notes.append(footer(result, source))
     return markdown_table(head, lines) + "\n\n" + "\n\n".join(notes) + "\n"
+
+
+def _figure(metrics: dict[str, Any], name: str) -> str:
+    return f"{metrics[name]:.4f}" if name in metrics else ""
+
+
+def _training_note(result: dict[str, Any], main: str) -> list[str]:
+    """Under a suite that names its training split: how many questions that training saw, and the best
+    figure with the number of rows measured on the same questions (the best of many is flattered)."""
+    training = result.get("training")
+    if not training:
+        return []
+    counts = training["questions"]
+    total = counts["seen"] + counts["unseen"]
+    note = (
+        f"Seen in training: {counts['seen']} of the {total} questions have a relevant document that was a "
+        f"positive of the `{training['split']}` split (`{training['path']}`) the models trained here "
+        f"learnt from; the other {counts['unseen']} are unseen. A gain on the seen questions alone is an "
+        "in-domain gain, not a general one."
+    )
+    first = result["rows"][0].get("questions", []) if result["rows"] else []
+    having = {s: sum(q.get("subset") == s and main in q["metrics"] for q in first) for s in counts}
+    if first and having != counts:  # a span metric: over the questions with span labels in each
+        note += f" {main} is taken over {having['seen']} seen and {having['unseen']} unseen of them."
+    measured = [row for row in result["rows"] if main in row["metrics"]]
+    if measured:
+        best = max(measured, key=lambda row: row["metrics"][main])
+        over = result.get("metric_questions", {}).get(main, result["golden"]["questions"])
+        note += (
+            f" Best {main}: {best['metrics'][main]:.4f} ({best['name']}), the highest of {len(measured)} "
+            f"rows measured on the same {over} questions."
+        )
+    return [note]
 
 
 def _reused_note(result: dict[str, Any]) -> list[str]:

@@ -15,17 +15,27 @@ computed: its seconds per question are then less than the row would take alone.
 
 A suite over a BEIR dataset has this shape too; its questions carry document metrics (``doc
 ndcg@10``), and span metrics where they have span labels.
+
+A suite that names the split its trained models saw (``training_split``) adds, after ``golden``,
+``training: {split, path, sha256, questions: {seen, unseen}}``; each question its ``subset`` (``seen``
+or ``unseen``, ``clear_rag.eval.subsets``); and each row, after ``comparisons``, ``by_subset: {seen,
+unseen: {questions, metrics, comparisons}}``: the row's metrics over that subset's questions and its
+paired comparisons over them, with the same rows as the whole suite's. ``rederive`` adds them to a file
+measured before, from its own per-question values, changing nothing it held.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from clear_rag.errors import InputError
 from clear_rag.eval.labels import Labels
 from clear_rag.eval.significance import compare
+from clear_rag.eval.subsets import SUBSETS, TrainingSubsets
 from clear_rag.eval.suite import Suite
 from clear_rag.providers.base import Embedder, describe
 
@@ -36,6 +46,29 @@ def headline(names: Sequence[str]) -> str:
     """The metric a suite's comparisons lead with: the share of correct answers in a suite that grades
     them, else span nDCG@10, else document nDCG@10."""
     return next((h for h in HEADLINES if h in names), names[0] if names else "")
+
+
+def aggregate(questions: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, float]:
+    """Each metric's mean over the questions that have it (a span metric over those with span labels)."""
+    means = {}
+    for name in names:
+        values = [q["metrics"][name] for q in questions if name in q["metrics"]]
+        if values:
+            means[name] = round(statistics.fmean(values), 4)
+    return means
+
+
+def with_subset(question: Mapping[str, Any], subset: str) -> dict[str, Any]:
+    """A question's record with its ``subset`` put after its category (where a reader looks for it)."""
+    out: dict[str, Any] = {}
+    for key, value in question.items():
+        if key != "subset":
+            out[key] = value
+        if key == "category":
+            out["subset"] = subset
+    if "subset" not in out:
+        out["subset"] = subset
+    return out
 
 
 def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
@@ -54,15 +87,27 @@ def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
         elif n > 0:
             against["previous"] = rows[n - 1]
         row["comparisons"] = {role: _compare(other, row) for role, other in against.items()}
+        if any("subset" in q for q in row["questions"]):
+            row["by_subset"] = {
+                subset: {
+                    "questions": len(mine),
+                    "metrics": aggregate(mine, list(row["metrics"])),
+                    "comparisons": {role: _compare(other, row, subset) for role, other in against.items()},
+                }
+                for subset in SUBSETS
+                for mine in [[q for q in row["questions"] if q.get("subset") == subset]]
+            }
 
 
-def _compare(other: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
+def _compare(other: Mapping[str, Any], row: Mapping[str, Any], subset: str | None = None) -> dict[str, Any]:
+    """``row`` against ``other`` on each of its metrics, over its questions (of ``subset`` if given)."""
     theirs = {q["id"]: q["metrics"] for q in other["questions"]}
+    mine = [q for q in row["questions"] if subset is None or q.get("subset") == subset]
     out = {}
     for name in row["metrics"]:
         pairs = [
             (theirs[q["id"]][name], q["metrics"][name])
-            for q in row["questions"]
+            for q in mine
             if name in q["metrics"] and name in theirs.get(q["id"], {})
         ]
         before, after = [a for a, _ in pairs], [b for _, b in pairs]
@@ -84,6 +129,7 @@ def result_document(
     baseline = suite.baseline if any(r["name"] == suite.baseline for r in measured) else None
     comparisons(measured, baseline)
     counts = {n: sum(n in q["metrics"] for q in measured[0]["questions"]) for n in names} if measured else {}
+    training = {"training": labels.training.to_dict()} if labels.training is not None else {}
     return {
         "suite": suite.name,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -95,6 +141,7 @@ def result_document(
             "questions": len(labels.questions),
             "categories": {c: sum(q.category == c for q in labels.questions) for c in labels.categories()},
         },
+        **training,
         "baseline": baseline or suite.baseline,
         "headline": headline(names),
         "metric_names": names,
@@ -116,6 +163,11 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any], order: Sequence[s
         else:
             rows.append(dict(row))
             names.append(row["name"])
+    # every row over the same questions: a row run without the suite's training split (``clear-rag
+    # beir``) takes each question's subset from the rows that have it
+    subsets = {q["id"]: q["subset"] for row in rows for q in row["questions"] if "subset" in q}
+    if subsets:
+        rows = [_stamped(row, subsets) for row in rows]
     place = {name: n for n, name in enumerate(order)}
     rows.sort(key=lambda row: place.get(row["name"], len(place)))  # stable: the rest keep their order
     names = [row["name"] for row in rows]
@@ -126,8 +178,10 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any], order: Sequence[s
     comparisons(rows, baseline)
     # a merged row's own command (``clear-rag beir --save-results``), kept while the row is
     row_commands = {**existing.get("row_commands", {}), **new.get("row_commands", {})}
+    training = existing.get("training") or new.get("training")
     return {
         **existing,
+        **({"training": training} if training else {}),
         **({"row_commands": {k: v for k, v in row_commands.items() if k in names}} if row_commands else {}),
         "date": new["date"],
         "metric_names": metric_names,
@@ -136,3 +190,44 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any], order: Sequence[s
         "baseline": baseline,
         "rows": rows,
     }
+
+
+def _stamped(row: Mapping[str, Any], subsets: Mapping[str, str]) -> dict[str, Any]:
+    """``row`` with each question's subset set from ``subsets`` (question id -> subset)."""
+    missing = [q["id"] for q in row["questions"] if q["id"] not in subsets]
+    if missing:
+        raise InputError(
+            f"has {len(missing)} questions that the training split's subsets do not cover "
+            f"(first: {missing[0]!r})",
+            field=f"row {row['name']!r}",
+            fix="Re-derive the file with the suite's own questions (the BEIR folder it was measured on)",
+        )
+    return {**row, "questions": [with_subset(q, subsets[q["id"]]) for q in row["questions"]]}
+
+
+def rederive(
+    document: Mapping[str, Any], training: TrainingSubsets | None, command: str = ""
+) -> dict[str, Any]:
+    """``document`` re-derived from its own per-question values, with no retrieval run: each question
+    given its subset from ``training`` (if given), each row's per-subset metrics and every comparison
+    computed again. Nothing the file held changes (the comparisons are seeded, so computed again they
+    are the same numbers); ``command``, if given, is recorded as ``rederived_by``.
+    """
+    rows = [dict(row) for row in document["rows"]]
+    if training is not None:
+        rows = [_stamped(row, training.by_question) for row in rows]
+    names = [row["name"] for row in rows]
+    baseline = (
+        document.get("baseline") if document.get("baseline") in names else (names[0] if names else None)
+    )
+    comparisons(rows, baseline)
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        if key == "training" and training is not None:
+            continue
+        out[key] = rows if key == "rows" else value
+        if key == "golden" and training is not None:
+            out["training"] = training.to_dict()
+    if command:
+        out["rederived_by"] = command
+    return out

@@ -146,7 +146,7 @@ class Pipeline:
         else:
             current = next(iter(per_retriever.values()))
         if self._rerank is not None:
-            rerank, head, source = self._rerank, list(current.candidates), current.name
+            rerank, ranked, source = self._rerank, list(current.candidates), current.name
             detail: dict[str, Any] = {
                 "input": source,
                 "shortlist": config.shortlist,
@@ -154,7 +154,7 @@ class Pipeline:
                 **rerank.detail(),
             }
             current = _timed_stage(
-                "rerank", lambda: rerank(question, head, source=source, detail=detail), detail=detail
+                "rerank", lambda: rerank(question, ranked, source=source, detail=detail), detail=detail
             )
             stages.append(current)
             report(current)
@@ -170,9 +170,10 @@ class Pipeline:
             top, doc_text=self._doc_text, budget_tokens=self.config.budget_tokens, tokenizer=tokenizer
         )
         kept = {cid for passage in packed.passages for cid in passage.chunk_ids}
+        context = tuple(c for c in top if c.chunk_id in kept)
         stage = StageResult(
             "context",
-            tuple(c for c in top if c.chunk_id in kept),
+            context,
             (time.perf_counter() - started) * 1000,
             {
                 "input": current.name,
@@ -184,6 +185,7 @@ class Pipeline:
                 "dropped": [list(pair) for pair in packed.dropped],
                 # its scores are its input's, shown as the input shows them (a reranker's through a sigmoid)
                 **({"display": current.detail["display"]} if "display" in current.detail else {}),
+                **_reranked_kept(current, context),
             },
         )
         return stage, packed
@@ -302,6 +304,16 @@ def _timed_stage(name: str, run: Callable[[], list[Candidate]], *, detail: dict[
     started = time.perf_counter()
     candidates = run()
     return StageResult(name, tuple(candidates), (time.perf_counter() - started) * 1000, detail)
+
+
+def _reranked_kept(current: StageResult, context: Sequence[Candidate]) -> dict[str, int]:
+    """``reranked`` for the context built on a rerank stage: how many of its candidates the reranker
+    re-scored. The context keeps its input's order, so they are its first that many, as in the rerank
+    stage, and the tail the reranker kept unscored follows them."""
+    if "reranked" not in current.detail:
+        return {}
+    scored = {c.chunk_id for rank, c in enumerate(current.candidates, start=1) if current.rescored(rank)}
+    return {"reranked": sum(c.chunk_id in scored for c in context)}
 
 
 def _ignore(stage: StageResult) -> None:

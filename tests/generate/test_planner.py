@@ -10,13 +10,15 @@ from typing import Any
 import pytest
 
 from clear_rag.errors import Cancelled, ConfigError
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.planner import Event, Planner, stage_event
 from clear_rag.generate.prompt import REFUSAL, citations, cited_numbers
 from clear_rag.providers.base import Message
 from clear_rag.providers.fake import ScriptedChatModel
 from clear_rag.retrieve.assemble import Assembled, Passage
+from clear_rag.retrieve.rerank import sigmoid
 from clear_rag.store import Store
 from clear_rag.trace import from_json, to_json
+from clear_rag.types import Candidate, Contribution, StageResult
 from tests.conftest import toy_pipeline
 
 
@@ -41,6 +43,18 @@ def test_events_arrive_in_order_and_citations_map_to_spans(toy_store: Store) -> 
     stage = next(e for e in events if e.kind == "stage").data
     assert [c["rank"] for c in stage["candidates"]] == list(range(1, len(stage["candidates"]) + 1))
     assert all(c["display_score"] == c["score"] for c in stage["candidates"])
+
+
+def test_a_stage_event_shows_no_sigmoid_for_the_tail_a_reranker_kept() -> None:
+    """The candidate past the shortlist has no logit: its display score is None, not a sigmoid of
+    its placeholder; the re-scored one's is the sigmoid of its logit."""
+    scored = Candidate("a#0", "a", 0, 4, 2.0, {"fusion": Contribution(2, 1 / 62, 0.0)})
+    kept = Candidate("b#0", "b", 0, 4, 2.0 - 1, {"fusion": Contribution(2, 1 / 62, 0.0)})
+    stage = StageResult(
+        "rerank", (scored, kept), 1.0, {"input": "fusion", "display": "sigmoid", "reranked": 1}
+    )
+    shown = [c["display_score"] for c in stage_event(stage)["candidates"]]
+    assert shown == [pytest.approx(sigmoid(2.0)), None]
 
 
 def test_the_trace_context_is_what_the_model_was_given(toy_store: Store) -> None:

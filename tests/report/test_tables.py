@@ -194,3 +194,43 @@ def test_a_time_that_reused_another_rows_reranker_logits_is_marked_and_explained
     assert "Reused: better: 75%." in table
     del result["rows"][1]["rerank_reused"]
     assert "†" not in suite_table(result, "results/toy.json")
+
+
+def test_a_suite_with_a_training_split_shows_seen_and_unseen_and_the_rows_behind_its_best() -> None:
+    from clear_rag.report.tables import suite_table
+
+    result = json.loads(json.dumps(RESULT))
+    result["training"] = {
+        "split": "train",
+        "path": "d/qrels/train.tsv",
+        "questions": {"seen": 1, "unseen": 1},
+    }
+    versus = {"difference": -0.5, "ci_low": -0.5, "ci_high": -0.5, "p_sign": 1.0, "up": 0, "down": 1}
+    result["rows"][0]["by_subset"] = {
+        "seen": {"questions": 1, "metrics": {"ndcg@10": 0.25}, "comparisons": {}},
+        "unseen": {"questions": 1, "metrics": {"ndcg@10": 0.75}, "comparisons": {}},
+    }
+    result["rows"][1]["by_subset"] = {
+        "seen": {"questions": 1, "metrics": {"ndcg@10": 1.0}, "comparisons": {}},
+        "unseen": {
+            "questions": 1,
+            "metrics": {"ndcg@10": 0.25},
+            "comparisons": {"baseline": {"ndcg@10": versus}},
+        },
+    }
+    table = suite_table(result, "results/toy.json")
+    head = table.splitlines()[0]
+    assert "| ndcg@10 seen | ndcg@10 unseen |" in head and head.endswith(
+        "| unseen ndcg@10 vs baseline [95% CI] |"
+    )
+    assert "| base | 0.5000 | 0.2500 | 0.7500 | 0.000 | baseline |  |  | baseline |" in table
+    assert "| better | 0.7500 | 1.0000 | 0.2500 |" in table and table.splitlines()[3].endswith(
+        "| -0.5000 [-0.500, -0.500] |"
+    )
+    assert (
+        "Seen in training: 1 of the 2 questions have a relevant document that was a positive of the `train`"
+        in table
+    )
+    assert "the other 1 are unseen." in table
+    assert "Best ndcg@10: 0.7500 (better), the highest of 2 rows measured on the same 2 questions." in table
+    assert "Seen in training" not in suite_table(RESULT, "results/toy.json")

@@ -60,7 +60,8 @@ def test_rerank_records_the_logit_and_the_input_rank_only(toy_store: Store) -> N
     fusion, rerank = retrieval.stages[2], retrieval.stages[3]
     assert rerank.name == "rerank" and rerank.detail["input"] == "fusion"
     assert rerank.detail["display"] == "sigmoid"
-    assert len(rerank.candidates) <= 3
+    assert len(rerank.candidates) == len(fusion.candidates)  # nothing dropped
+    assert rerank.detail["reranked"] == min(3, len(fusion.candidates))
     scores = [c.score for c in rerank.candidates]
     assert scores == sorted(scores, reverse=True)
     assert rerank.candidates[0].doc_id == "docs/b.txt"
@@ -86,6 +87,29 @@ def test_rerank_fused_by_rrf_keeps_both_ranks_and_the_logit(toy_store: Store) ->
             cand.chunk_id
         ]
         assert cand.score == pytest.approx(sum(1 / (60 + s.rank) for s in cand.sources.values()))
+
+
+@pytest.mark.parametrize("rerank_fusion", ["replace", "rrf"])
+def test_rerank_keeps_the_candidates_past_its_shortlist_and_says_how_many_it_scored(
+    toy_store: Store, rerank_fusion: str
+) -> None:
+    """Shortlist 2 of fusion's 3: the third keeps its fusion rank, and the rerank stage and the context
+    built on it both say that only their first 2 were re-scored."""
+    retrieval = _retrieve(
+        toy_store, "tyre pressure psi", rerank=True, shortlist=2, top_k=5, rerank_fusion=rerank_fusion
+    )
+    fusion, rerank, context = retrieval.stages[2:]
+    assert len(fusion.candidates) == 3  # the fixture this test needs: one candidate past the shortlist
+    assert {c.chunk_id for c in rerank.candidates[:2]} == {c.chunk_id for c in fusion.candidates[:2]}
+    assert rerank.candidates[2].chunk_id == fusion.candidates[2].chunk_id
+    assert rerank.candidates[2].sources["fusion"].rank == 3
+    assert rerank.detail["reranked"] == 2
+    assert [rerank.rescored(rank) for rank in (1, 2, 3)] == [True, True, False]
+    assert [c.chunk_id for c in context.candidates] == [c.chunk_id for c in rerank.candidates]
+    assert context.detail["reranked"] == 2
+    if rerank_fusion == "rrf":
+        assert rerank.candidates[2].score == pytest.approx(1 / (60 + 3))
+        assert "reranked" in context.detail and "display" not in context.detail
 
 
 def test_single_retriever_has_no_fusion_stage(toy_store: Store) -> None:

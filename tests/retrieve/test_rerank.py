@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clear_rag.errors import ModelError
 from clear_rag.providers.fake import LexicalReranker
@@ -29,7 +32,9 @@ class CountingReranker(LexicalReranker):
         return super().score(query, passages)
 
 
-def test_rerank_orders_the_shortlist_by_logit_and_drops_the_rest(cand: MakeCandidate) -> None:
+def test_rerank_orders_the_shortlist_by_logit_and_keeps_the_rest_below(cand: MakeCandidate) -> None:
+    """Only the shortlist is scored; the candidate past it is kept below, not dropped (the predecessor
+    dropped it), with a score that is its place below the lowest logit, not a logit."""
     reranker = CountingReranker()
     fused = [
         cand("brakes#0000", 0.9),
@@ -37,13 +42,17 @@ def test_rerank_orders_the_shortlist_by_logit_and_drops_the_rest(cand: MakeCandi
         cand("chains#0001", 0.7),
         cand("tyres#0000", 0.6),
     ]
-    got = RerankStage(reranker, chunk_text, shortlist=3)(QUERY, fused)
+    detail: dict[str, object] = {}
+    got = RerankStage(reranker, chunk_text, shortlist=3)(QUERY, fused, source="fusion", detail=detail)
     # Query words: worn, chain, cassette. chains#0001 has all three, chains#0000 only "chain".
-    assert [c.chunk_id for c in got] == ["chains#0001", "chains#0000", "brakes#0000"]
-    assert [c.score for c in got] == pytest.approx([8 * 3 / 3 - 4, 8 * 1 / 3 - 4, 8 * 0 / 3 - 4])
+    assert [c.chunk_id for c in got] == ["chains#0001", "chains#0000", "brakes#0000", "tyres#0000"]
+    lowest = 8 * 0 / 3 - 4
+    assert [c.score for c in got] == pytest.approx([8 * 3 / 3 - 4, 8 * 1 / 3 - 4, lowest, lowest - 1])
     assert reranker.calls == [
         [chunk_text("brakes#0000"), chunk_text("chains#0000"), chunk_text("chains#0001")]
     ]
+    assert got[3].sources == {"fusion": Contribution(rank=4, score=0.6, contribution=0.0)}
+    assert detail == {"reranked": 3}
 
 
 def test_rerank_records_only_its_input_rank_and_score(cand: MakeCandidate) -> None:
@@ -69,10 +78,13 @@ def test_equal_logits_break_by_chunk_id(cand: MakeCandidate) -> None:
     ]
 
 
-def test_rerank_on_empty_input_does_not_call_the_model() -> None:
+@pytest.mark.parametrize("rrf_k", [None, 60])
+def test_rerank_on_empty_input_does_not_call_the_model(rrf_k: int | None) -> None:
     reranker = CountingReranker()
-    assert RerankStage(reranker, chunk_text)(QUERY, []) == []
+    detail: dict[str, object] = {}
+    assert RerankStage(reranker, chunk_text, rrf_k=rrf_k)(QUERY, [], detail=detail) == []
     assert reranker.calls == []
+    assert detail == {"reranked": 0}
 
 
 @pytest.mark.parametrize("logits", [[1.0], [1.0, float("nan")]])
@@ -174,10 +186,96 @@ def test_the_stage_detail_says_how_many_logits_were_reused_and_the_ranking_does_
     shallow, deep = RerankStage(memo, texts, shortlist=3), RerankStage(memo, texts, shortlist=6)
     first: dict[str, object] = {}
     ranked = shallow("brake pads", candidates, detail=first)
-    assert first == {"reused": 0}
+    assert first == {"reranked": 3, "reused": 0}
     second: dict[str, object] = {}
     deeper = deep("brake pads", candidates, detail=second)
-    assert second == {"reused": 3}
+    assert second == {"reranked": 6, "reused": 3}
     alone = RerankStage(Memo(), texts, shortlist=6)("brake pads", candidates)
     assert [c.chunk_id for c in deeper] == [c.chunk_id for c in alone]
     assert [c.score for c in ranked] == [c.score for c in shallow("brake pads", candidates)]
+
+
+def test_rerank_fused_by_rrf_keeps_the_tail_with_its_one_input_term() -> None:
+    """Shortlist 3 of 5 at k = 60: the tail (input ranks 4 and 5) keeps its input order, each scored by
+    its own term alone, with no reranker term; the lowest shortlisted sum is above the tail's best."""
+    head = _shortlist(5)
+    logits = [0.0, 1.0, 2.0]  # reranker order: doc02, doc01, doc00
+    stage = RerankStage(
+        CountingReranker(logits), dict.fromkeys([c.chunk_id for c in head], "t"), shortlist=3, rrf_k=60
+    )
+    detail: dict[str, object] = {}
+    got = stage(QUERY, head, source="fusion", detail=detail)
+    # sums: doc00 1/(60+1) + 1/(60+3), doc01 1/(60+2) + 1/(60+2), doc02 1/(60+3) + 1/(60+1)
+    assert [c.chunk_id for c in got] == ["doc02#0000", "doc00#0000", "doc01#0000", "doc03#0000", "doc04#0000"]
+    assert [c.score for c in got] == pytest.approx(
+        [
+            1 / (60 + 3) + 1 / (60 + 1),
+            1 / (60 + 1) + 1 / (60 + 3),
+            1 / (60 + 2) + 1 / (60 + 2),
+            1 / (60 + 4),
+            1 / (60 + 5),
+        ]
+    )
+    assert got[3].sources == {"fusion": Contribution(rank=4, score=head[3].score, contribution=1 / (60 + 4))}
+    assert got[4].sources == {"fusion": Contribution(rank=5, score=head[4].score, contribution=1 / (60 + 5))}
+    assert detail == {"reranked": 3}
+
+
+def test_under_rrf_the_worst_shortlisted_candidate_still_beats_the_best_of_the_tail() -> None:
+    """The worst a shortlisted candidate can do is last in both rankings: 2/(k + shortlist), above the
+    tail's best 1/(k + shortlist + 1); and if the rankings disagree, each term is still at least
+    1/(k + shortlist). Checked at k = 1, where the terms are furthest apart, and at 60."""
+    for k in (1, 60):
+        for size in (1, 2, 5):
+            head = _shortlist(size + 2)
+            agree = list(range(size, 0, -1))  # the reranker keeps the input's order: doc(size-1) last in both
+            stage = RerankStage(
+                CountingReranker(agree),
+                dict.fromkeys([c.chunk_id for c in head], "t"),
+                shortlist=size,
+                rrf_k=k,
+            )
+            got = stage(QUERY, head, source="fusion")
+            assert got[size - 1].score == pytest.approx(2 / (k + size))
+            assert got[size].score == pytest.approx(1 / (k + size + 1))
+            assert got[size - 1].score > got[size].score
+
+
+class Seeded:
+    """A reranker with a logit for every text, as the hypothesis draw gives them."""
+
+    name, version = "seeded", "1"
+
+    def __init__(self, logits: dict[str, float]) -> None:
+        self.logits = logits
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float64]:
+        return np.array([self.logits[p] for p in passages], dtype=np.float64)
+
+
+@given(
+    logits=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=12),
+    shortlist=st.integers(1, 14),
+    rrf_k=st.sampled_from([None, 1, 60]),
+)
+def test_rerank_reorders_its_shortlist_and_keeps_the_tail_in_input_order(
+    logits: list[float], shortlist: int, rrf_k: int | None
+) -> None:
+    """Whatever the logits and the shortlist, in both modes: the output holds the input's candidates,
+    its first min(shortlist, n) are the input's first min(shortlist, n), the rest follow in input
+    order, and every shortlisted score is above every tail score."""
+    n = len(logits)
+    candidates = [Candidate(f"doc{i:02d}#0000", f"doc{i:02d}", 0, 1, 1.0 / (i + 1)) for i in range(n)]
+    reranker = Seeded({f"text {i}": logit for i, logit in enumerate(logits)})
+    texts = {c.chunk_id: f"text {i}" for i, c in enumerate(candidates)}
+    got = RerankStage(reranker, texts, shortlist=shortlist, rrf_k=rrf_k)(QUERY, candidates, source="fusion")
+    ids = [c.chunk_id for c in candidates]
+    cut = min(shortlist, n)
+    assert sorted(c.chunk_id for c in got) == sorted(ids) and len(got) == n
+    assert {c.chunk_id for c in got[:cut]} == set(ids[:cut])
+    assert [c.chunk_id for c in got[cut:]] == ids[cut:]
+    head, tail = [c.score for c in got[:cut]], [c.score for c in got[cut:]]
+    assert not tail or min(head) > max(tail)
+    assert all(a > b for a, b in itertools.pairwise(tail))  # the scores keep the tail's order
+    for rank, c in enumerate(got[cut:], start=cut + 1):
+        assert c.sources["fusion"].rank == rank and "cross-encoder" not in c.sources

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from clear_rag import models as shipped
+from clear_rag.eval.check import save_check
 from clear_rag.providers.base import Reranker
 from clear_rag.providers.fake import EchoChatModel, HashEmbedder, LexicalReranker
 from clear_rag.providers.select import make_reranker
@@ -32,6 +33,30 @@ sync_api = require_browser()
 __all__ = ["page"]  # the fixture, imported from test_page
 
 SHIPPED = "scifact-minilm-l6"
+CHECKED = {  # what `clear-rag check` keeps in a store: the Lab shows its rerank verdicts
+    "store": "toy",
+    "probes": 40,
+    "date": "2026-12-02T00:00:00+00:00",
+    "rows": [
+        {"name": "hybrid rrf", "ndcg@10": 0.7},
+        {
+            "name": "bm25 only",
+            "ndcg@10": 0.9,
+            "difference": 0.2,
+            "ci": [0.1, 0.3],
+            "p": 0.001,
+            "verdict": "helps",
+        },
+        {
+            "name": "rerank, fused (shortlist 10)",
+            "ndcg@10": 0.6,
+            "difference": -0.1,
+            "ci": [-0.2, -0.05],
+            "p": 0.01,
+            "verdict": "hurts",
+        },
+    ],
+}
 PULLED = "ms-marco-minilm-l6"  # the config's default reranker, never pulled here
 
 
@@ -62,6 +87,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, R
     folder = root / "shipped"
     fake_shipped(folder, SHIPPED)
     store: Store = build_store(root)
+    save_check(store.directory, CHECKED)
     rerankers = Rerankers()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shipped, "FOLDER", folder)
@@ -162,3 +188,17 @@ def test_with_no_reranker_here_rerank_is_off_with_one_reason(
         "clear-rag train reranker"
     )
     assert len(said) == len(set(said)), said
+
+
+def test_the_stores_check_is_shown_beside_the_rerank_knob_with_how_far_to_trust_it(
+    page: Any, lab: tuple[str, Path, Rerankers]
+) -> None:
+    base, _, _ = lab
+    page.goto(base)
+    note = page.locator("#lab [data-knob='rerank'] [data-check='rerank']")
+    sync_api.expect(note).to_contain_text("Checked on this store with 40 probe questions (2026-12-02)")
+    sync_api.expect(note.locator("[data-verdict='hurts']")).to_contain_text(
+        "rerank, fused (shortlist 10): hurts (nDCG@10 -0.100, interval -0.200 to -0.050)"
+    )
+    assert "bm25 only" not in note.inner_text()  # only the rerank rows, beside the rerank knob
+    sync_api.expect(note.locator(".trust")).to_contain_text("Probes are not real questions")

@@ -236,6 +236,38 @@ def test_a_rerank_fused_by_rrf_shows_both_terms_in_the_inspector(
         sync_api.expect(page.locator("#inspector")).to_contain_text("RRF, k=60: sum of terms")
 
 
+def test_the_tail_a_rerank_kept_shows_no_sigmoid_and_says_it_was_not_re_scored(
+    page: Any, served: tuple[str, Store, SlowEcho]
+) -> None:
+    """Shortlist 6: the 7th candidate of the rerank stage was kept, not re-scored. Its box shows no
+    score (a sigmoid of its placeholder would be made up) and its label says where it was kept from;
+    the inspector says the same, with its fusion rank and score."""
+    base, _, _ = served
+    page.goto(base)
+    ask(page, "tyre pressure for road bikes")
+    stages = {
+        e["data"]["name"]: e["data"] for e in trace_of_latest(page, base)["events"] if e["event"] == "stage"
+    }
+    rerank = stages["rerank"]
+    assert rerank["detail"]["reranked"] == 6 and len(rerank["candidates"]) > 6
+    kept = rerank["candidates"][6]
+    assert kept["display_score"] is None
+    fused = next(c for c in stages["fusion"]["candidates"] if c["chunk_id"] == kept["chunk_id"])
+    assert fused["rank"] == 7
+    said = f"not re-scored: kept at fusion rank 7, score {fused['score']:.4f}"
+    box = page.locator(f"#rankflow g.column[data-stage='rerank'] g.node[data-chunk-id='{kept['chunk_id']}']")
+    sync_api.expect(box).to_have_class(re.compile(r"\bkept\b"))
+    sync_api.expect(box.locator("text.score")).to_have_text("—")
+    assert said in (box.get_attribute("aria-label") or "")
+    scored = page.locator("#rankflow g.column[data-stage='rerank'] g.node[data-rank='6'] text.score")
+    sync_api.expect(scored).not_to_have_text("—")
+    box.click()
+    row = page.locator("#inspector table.stages tr[data-stage='rerank']")
+    sync_api.expect(row.locator("[data-field='note']")).to_have_text(said)
+    sync_api.expect(row.locator("[data-field='display']")).to_have_text("—")
+    sync_api.expect(page.locator("#inspector")).not_to_contain_text("re-scored: logit")
+
+
 def test_a_candidate_opens_in_the_inspector_with_its_rank_under_each_search(
     page: Any, served: tuple[str, Store, SlowEcho], shots: Path
 ) -> None:

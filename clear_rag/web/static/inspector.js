@@ -5,6 +5,7 @@
 
 import { clear, el, fmt, sliceSpan } from "./dom.js";
 import { fetchDocument } from "./documents.js";
+import { keptNote } from "./run.js";
 
 export class Inspector {
   constructor(root, { openDocument }) {
@@ -50,17 +51,20 @@ export class Inspector {
   }
 
   stageTable(run, chunkId) {
-    const rows = run.journey(chunkId).map(({ stage, candidate }) =>
-      el(
+    const rows = run.journey(chunkId).map(({ stage, candidate }) => {
+      const kept = candidate && !run.rescored(stage, candidate);
+      // a kept tail's score under "replace" is its place below the logits, not a score: not shown
+      const placeOnly = kept && (stage.detail || {}).display;
+      return el(
         "tr",
-        { "data-stage": stage.name, class: candidate ? "" : "absent" },
+        { "data-stage": stage.name, class: candidate ? (kept ? "kept" : "") : "absent" },
         el("th", { scope: "row" }, stage.name),
         el("td", { "data-field": "rank" }, candidate ? `#${candidate.rank}` : "—"),
-        el("td", { "data-field": "score" }, candidate ? fmt(candidate.score, 4) : ""),
+        el("td", { "data-field": "score" }, candidate ? (placeOnly ? "—" : fmt(candidate.score, 4)) : ""),
         el("td", { "data-field": "display" }, shown(run, stage, candidate)),
-        el("td", {}, candidate ? "" : `not in ${stage.name} (${stage.candidates.length} there)`),
-      ),
-    );
+        el("td", { "data-field": "note" }, candidate ? (kept ? keptNote(run, stage, candidate) : "") : `not in ${stage.name} (${stage.candidates.length} there)`),
+      );
+    });
     return el(
       "table",
       { class: "stages" },
@@ -100,7 +104,7 @@ export class Inspector {
       const total = sources.reduce((sum, [, c]) => sum + (c.contribution || 0), 0);
       const list = el("ul", { class: "terms", "data-stage": stage.name });
       for (const [name, c] of sources) list.append(contributionItem(name, c, detail));
-      const head = combined(detail, total, candidate.score);
+      const head = run.rescored(stage, candidate) ? combined(detail, total, candidate.score) : keptHead(detail, total, candidate.score);
       view.append(el("p", { class: "sub" }, el("b", {}, stage.name), head ? ` — ${head}` : ""), list);
     }
     return view;
@@ -111,6 +115,7 @@ export class Inspector {
 function shown(run, stage, candidate) {
   if (!candidate) return "";
   const value = run.shownScore(stage, candidate);
+  if (value === null) return "—"; // no logit to show: the note says where it was kept from
   return value !== candidate.score ? fmt(value, 3) : "";
 }
 
@@ -140,6 +145,12 @@ function term(c, detail) {
   if (detail.method === "rrf" && detail.k !== undefined) return `1/(${detail.k} + ${c.rank}) = ${fmt(c.contribution, 5)}`;
   if (detail.method === "minmax" && detail.weights) return `weight × min-max score = ${fmt(c.contribution, 4)}`;
   return fmt(c.contribution, 5);
+}
+
+/** A candidate past the reranker's shortlist: kept in its input's order, with its input's term under rrf. */
+function keptHead(detail, total, score) {
+  const kept = `not re-scored: kept below the ${detail.reranked} the reranker scored, in its input's order`;
+  return detail.method ? `${kept}; ${combined(detail, total, score)}` : kept;
 }
 
 function combined(detail, total, score) {

@@ -16,6 +16,40 @@ const SELF_CORRECTION = {
   reason: "clear-rag has no self-correction step: an answer is generated once from the context",
 };
 
+/** What `clear-rag check` found of reranking on this store (probe questions cut from its own text),
+ * and how far such checks agreed with real questions: shown beside the rerank knob, never hidden. */
+function checkNote(check) {
+  const rows = check.rows.filter((r) => r.name.startsWith("rerank") && r.verdict);
+  const agree = check.agreement || [];
+  const verdicts = agree.reduce((n, a) => n + a.verdicts, 0);
+  const agreed = agree.reduce((n, a) => n + a.verdicts_agree, 0);
+  return el(
+    "div",
+    { class: "check", "data-check": "rerank" },
+    el("p", {}, `Checked on this store with ${check.probes} probe questions (${(check.date || "").slice(0, 10)}):`),
+    el(
+      "ul",
+      {},
+      ...rows.map((r) =>
+        el(
+          "li",
+          { "data-verdict": r.verdict },
+          `${r.name}: ${r.verdict} (nDCG@10 ${r.difference >= 0 ? "+" : ""}${r.difference.toFixed(3)}, `
+            + `interval ${r.ci[0].toFixed(3)} to ${r.ci[1].toFixed(3)})`,
+        ),
+      ),
+    ),
+    el(
+      "p",
+      { class: "trust" },
+      agree.length
+        ? `Probes are not real questions: on ${agree.length} labelled suites their verdicts agreed with the real `
+            + `questions' ${agreed} times of ${verdicts}.`
+        : "How far probe verdicts agree with real questions is not measured here.",
+    ),
+  );
+}
+
 /** A reason as the server writes it, a command in `backticks` shown as code. */
 function said(reason) {
   return reason.split("`").map((part, i) => (i % 2 ? el("code", {}, part) : part));
@@ -35,8 +69,9 @@ export class Lab {
   /** The knobs of /api/config; `config`, where given, is that request already made (the page asks once). */
   async load(config = null) {
     try {
-      const { knobs } = await (config || getJSON("/api/config"));
+      const { knobs, check } = await (config || getJSON("/api/config"));
       this.knobs = knobs.some((k) => k.key === SELF_CORRECTION.key) ? knobs : [...knobs, SELF_CORRECTION];
+      this.check = check || null;
     } catch (error) {
       clear(this.form).append(el("p", { class: "error" }, `Could not load the settings: ${error.message}`));
       return;
@@ -76,6 +111,7 @@ export class Lab {
     const row = knob.options
       ? el("fieldset", attrs, el("legend", {}, title), this.optionsControl(knob, id, disabled, set))
       : el("div", attrs, el("label", { for: id }, title), this.control(knob, id, disabled, set));
+    if (knob.key === "rerank" && this.check) row.append(checkNote(this.check));
     if (disabled) {
       // a reason two knobs share (expand and hyde both need a chat model that writes) is said once
       const reason = knob.reason || "not available here";

@@ -14,7 +14,7 @@
 // never waits on layout; a replay's events redraw once.
 
 import { clear, el, fmt, svg } from "./dom.js";
-import { foundClass } from "./run.js";
+import { foundClass, keptNote } from "./run.js";
 import { layoutFlow } from "./rankflow-layout.js";
 import { fit, fitMiddle, textWidth } from "./textfit.js";
 
@@ -244,7 +244,10 @@ export class RankFlow {
       const numbers = cited.get(cand.chunk_id);
       const yy = y(stage.name, cand.rank);
       const boxTop = yy - ROW_H / 2 + 1;
-      const score = fmt(shown[n], digits);
+      // the tail a reranker kept below the ones it re-scored: no logit, so no number in the score's place
+      const kept = !run.rescored(stage, cand);
+      const score = shown[n] === null ? "—" : fmt(shown[n], digits);
+      const keptSaid = kept ? keptNote(run, stage, cand) : "";
       const scoreStart = left + BOX_W - 4 - textWidth(score, font.score);
       // badges, right to left from the score: the candidate's rank in each search but the lane's own
       const badges = [];
@@ -267,7 +270,7 @@ export class RankFlow {
       const node = svg(
         "g",
         {
-          class: ["node", packed.has(cand.chunk_id) && "packed", numbers && "cited", cand.chunk_id === this.selected && "selected"],
+          class: ["node", kept && "kept", packed.has(cand.chunk_id) && "packed", numbers && "cited", cand.chunk_id === this.selected && "selected"],
           "data-chunk-id": cand.chunk_id,
           "data-stage": stage.name,
           "data-rank": cand.rank,
@@ -275,13 +278,13 @@ export class RankFlow {
           "data-cited": numbers ? numbers.join(",") : null,
           tabindex: -1,
           role: "listitem",
-          "aria-label": `rank ${cand.rank} at ${stage.name}: ${full}, score ${score}; ${said.join(", ")}${where.length ? `; ${where.join("; ")}` : ""}`,
+          "aria-label": `rank ${cand.rank} at ${stage.name}: ${full}, ${kept ? keptSaid : `score ${score}`}; ${said.join(", ")}${where.length ? `; ${where.join("; ")}` : ""}`,
           onclick: () => {
             this.remember(node);
             this.onSelect(cand.chunk_id);
           },
         },
-        svg("title", {}, `${cand.chunk_id}${titles.get(cand.doc_id) ? `\n${titles.get(cand.doc_id)}` : ""}\nrank ${cand.rank} at ${stage.name}, score ${fmt(cand.score, 4)}\n${said.join(", ")}${where.length ? `\n${where.join("\n")}` : ""}`),
+        svg("title", {}, `${cand.chunk_id}${titles.get(cand.doc_id) ? `\n${titles.get(cand.doc_id)}` : ""}\nrank ${cand.rank} at ${stage.name}, ${kept ? keptSaid : `score ${fmt(cand.score, 4)}`}\n${said.join(", ")}${where.length ? `\n${where.join("\n")}` : ""}`),
         svg("rect", { x: left, y: boxTop, width: BOX_W, height: ROW_H - 2, rx: 3 }),
         numbers ? svg("rect", { class: "cited-bar", x: left, y: boxTop, width: 3, height: ROW_H - 2 }) : null,
         svg("text", { x: left + 4 + (numbers ? 1 : 0), y: yy + 4, class: "rank" }, String(cand.rank)),

@@ -1,7 +1,10 @@
 // One question's run as the page knows it: built from the stream's events alone (live or replayed),
 // so every view (rank flow, inspector, answer) reads the same facts. Nothing here knows stage names:
 // a stage's role comes from its detail ("retriever" for a first-stage search, "input"/"inputs" for a
-// stage built on others, "shortlist"/"top_k"/"budget_tokens" for cut-offs).
+// stage built on others, "shortlist"/"top_k"/"budget_tokens" for cut-offs, "reranked" for the
+// candidates a reranker re-scored, above the tail it kept).
+
+import { fmt } from "./dom.js";
 
 export class Run {
   /** generate: false for Retrieve only, true for a question asked, null where not known (a replay). */
@@ -168,11 +171,36 @@ export class Run {
   }
 
   /**
+   * Whether a stage's own scorer scored a candidate: false for the tail a rerank stage keeps, in its
+   * input's order, below the candidates it re-scored (detail.reranked: its first that many; the
+   * context built on a rerank says the same of its own candidates), true at every other stage.
+   */
+  rescored(stage, cand) {
+    const n = (stage.detail || {}).reranked;
+    return !Number.isInteger(n) || cand.rank <= n;
+  }
+
+  /**
+   * Where a candidate the reranker did not score was kept from: {stage, candidate} of the same chunk
+   * in the stage's input, followed back past any stage that did not score it either (the context
+   * built on a rerank); null when it cannot be found.
+   */
+  keptFrom(stage, cand, depth = 0) {
+    const input = this.stage(this.inputsOf(stage)[0]);
+    const there = input && input.candidates.find((c) => c.chunk_id === cand.chunk_id);
+    if (!there || depth > 8) return null;
+    return this.rescored(input, there) ? { stage: input, candidate: there } : this.keptFrom(input, there, depth + 1);
+  }
+
+  /**
    * The score to show for a candidate: its display score where its stage says how to show scores
    * (detail.display, e.g. a reranker's logits through a sigmoid); a stage that only passes scores on
-   * (top-k, the context) shows a score as its input showed that same score.
+   * (top-k, the context) shows a score as its input showed that same score. null for the tail a
+   * reranker kept below the ones it re-scored, where the stage shows logits: it has no logit, and a
+   * sigmoid of its placeholder would be a made-up number.
    */
   shownScore(stage, cand, depth = 0) {
+    if ((stage.detail || {}).display && !this.rescored(stage, cand)) return null;
     const shown = cand.display_score ?? cand.score;
     if ((stage.detail || {}).display || depth > 8) return shown;
     const input = this.stage(this.inputsOf(stage)[0]);
@@ -231,6 +259,13 @@ export class Run {
     }
     return cited;
   }
+}
+
+/** "not re-scored: kept at fusion rank 12, score 0.0312": where a reranker's kept tail was ranked. */
+export function keptNote(run, stage, candidate) {
+  const from = run.keptFrom(stage, candidate);
+  const where = from ? `: kept at ${from.stage.name} rank ${from.candidate.rank}, score ${fmt(from.candidate.score, 4)}` : "";
+  return `not re-scored${where}`;
 }
 
 /** "keyword", "vector", "both" (found by several retrievers) or "none": the colour class of a chunk. */

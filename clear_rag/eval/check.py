@@ -1,0 +1,298 @@
+"""Which techniques help on a corpus that has no labels: probe questions cut from the store itself.
+
+``clear-rag check STORE`` draws probe questions with the construction the reranker trains on
+(``clear_rag.train.pairs``, seeded), from the documents that construction holds apart, so no model
+adapted to the store was trained on a probe's text. A probe is a sentence of a chunk (or a few of its
+words) with the words only a few documents share taken out (``mask``: its rarest content words by the
+store's document frequency), so it is not found by one unique string alone; its label is the
+sentence's span in its document. Every technique row is then run over the probes through the one
+evaluation runner (``runner.run_row``) and read against the baseline by the one comparison
+(``results.document``): the difference in nDCG@10 with its paired bootstrap interval, and a verdict,
+``helps`` or ``hurts`` when the interval leaves zero, ``no clear effect`` when it holds it.
+
+Probes are not questions a person asks. How far their verdicts can be trusted is measured, not
+assumed: ``agreement`` runs the same rows on a suite's real questions and on probes from the same
+store, and reports the Kendall tau between the two row orders and how many verdicts agree
+(``clear-rag check --agreement``, ``results/check.json``); the check prints that beside its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clear_rag.config import PipelineConfig
+from clear_rag.eval.golden import Label, Question
+from clear_rag.eval.labels import Labels
+from clear_rag.eval.suite import Row, Suite, merge
+from clear_rag.providers.base import Embedder
+from clear_rag.store.sqlite import Store
+from clear_rag.train.pairs import PairSettings, Passage, draw_probes
+
+BASELINE = "hybrid rrf"
+# Each technique one change from hybrid rrf over the store's own chunking, as the suites' rows are.
+HYBRID = {"retrievers": ["keyword", "vector"], "fusion": "rrf", "stem": False, "rerank": False}
+TECHNIQUES: tuple[tuple[str, dict[str, Any]], ...] = (
+    (BASELINE, {}),
+    ("bm25 only", {"retrievers": ["keyword"]}),
+    ("dense only", {"retrievers": ["vector"]}),
+    ("hybrid min-max", {"fusion": "minmax"}),
+    ("porter stemming", {"stem": True}),
+    ("rerank, fused (shortlist 10)", {"rerank": True, "rerank_fusion": "rrf", "shortlist": 10}),
+    ("rerank (shortlist 10)", {"rerank": True, "shortlist": 10}),
+)
+HEADLINE = "ndcg@10"
+CHECK_FILE = "check.json"  # the last check of a store, kept in it: the page's Lab reads it
+AGREEMENT = Path("check") / "agreement.json"  # under results/: the check against real questions
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSettings:
+    probes: int = 100
+    mask: int = 2  # the rarest content words taken out of each probe
+    seed: int = 17
+
+    def pairs(self) -> PairSettings:
+        """The construction's settings: the reranker's, so probes come from the documents it held apart."""
+        return PairSettings(queries=self.probes, seed=self.seed)
+
+
+def _content(word: str) -> bool:
+    return word.isalpha() and len(word) >= 4
+
+
+def masked(query: str, frequency: Mapping[str, int], drop: int) -> str:
+    """``query`` without its ``drop`` content words of lowest document frequency (ties: the later word
+    first); the query itself when fewer than ``drop + 2`` content words would be left."""
+    words = list(_WORD.finditer(query))
+    content = [w for w in words if _content(w.group())]
+    if drop <= 0 or len(content) < drop + 2:
+        return query
+    rarest = sorted(content, key=lambda w: (frequency.get(w.group().lower(), 0), -w.start()))[:drop]
+    out, at = [], 0
+    for w in sorted(rarest, key=lambda w: w.start()):
+        out.append(query[at : w.start()])
+        at = w.end()
+    out.append(query[at:])
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+def probe_labels(store: Store, settings: CheckSettings) -> Labels:
+    """Up to ``settings.probes`` probe questions from the store's held-out documents, each labelled with
+    the span of the sentence it was cut from."""
+    chunks = {c.id: c for c in store.chunks()}
+    passages = [Passage(c.id, c.doc_id, c.text) for c in chunks.values()]
+    words_of: dict[str, set[str]] = {}
+    for passage in passages:
+        words_of.setdefault(passage.doc_id, set()).update(w.lower() for w in _WORD.findall(passage.text))
+    frequency = Counter(word for words in words_of.values() for word in words)
+    questions = []
+    for probe in draw_probes(passages, settings.pairs(), want_held_out=True, every_sentence=True):
+        chunk = chunks[probe.chunk_id]
+        start, end = (chunk.start + probe.sentence[0], chunk.start + probe.sentence[1])
+        label = Label(chunk.doc_id, start, end, chunk.text[probe.sentence[0] : probe.sentence[1]])
+        text = masked(probe.query, frequency, settings.mask)
+        questions.append(Question(probe.id, text, probe.kind, "", (label,)))
+    return Labels("probes", (str(store.directory),), f"probes:{settings}", tuple(questions), {})
+
+
+def technique_suite(store: Store, config: PipelineConfig, reranker: str) -> Suite:
+    """The technique rows as a suite over ``store``: each row ``config`` with one change, the rerank
+    rows on ``reranker``."""
+    rows = []
+    for name, changes in TECHNIQUES:
+        extra = {"reranker": reranker} if changes.get("rerank") else {}
+        merged = merge(config.to_dict(), {**HYBRID, **changes, **extra})
+        rows.append(Row(name, PipelineConfig.from_mapping(merged, source=f"check row {name!r}")))
+    return Suite("check", store.directory, tuple(rows), BASELINE, corpus=store.directory)
+
+
+def verdict(comparison: Mapping[str, Any]) -> str:
+    """``helps`` when the interval of the difference lies above zero, ``hurts`` below, else unclear."""
+    if comparison["ci_low"] > 0:
+        return "helps"
+    if comparison["ci_high"] < 0:
+        return "hurts"
+    return "no clear effect"
+
+
+def run_rows(
+    suite: Suite, store: Store, labels: Labels, names: Sequence[str], embedder: Embedder | None
+) -> dict[str, Any]:
+    """Every row of ``suite`` over ``labels`` on ``store``, as a result document (comparisons attached)."""
+    from clear_rag.eval import runner
+    from clear_rag.results.document import result_document
+
+    rows = [runner.run_row(row, store, labels, names, embedder=embedder) for row in suite.rows]
+    return result_document(suite, rows, labels, runner.corpus_sha256(suite, store), embedder)
+
+
+def summary(document: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
+    """Each row's metric and, against the baseline, its difference, interval, p and verdict."""
+    out = []
+    for row in document["rows"]:
+        entry: dict[str, Any] = {"name": row["name"], metric: row["metrics"].get(metric)}
+        against = row.get("comparisons", {}).get("baseline", {}).get(metric)
+        if against is not None:
+            entry.update(
+                difference=against["difference"],
+                ci=[against["ci_low"], against["ci_high"]],
+                p=against["p_sign"],
+                verdict=verdict(against),
+            )
+        out.append(entry)
+    for entry in document.get("skipped", []):
+        out.append({"name": entry["name"], "skipped": entry["reason"]})
+    return out
+
+
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's tau-b between two scorings of the same items (Kendall 1945, with ties):
+
+        tau_b = (C - D) / sqrt((C + D + T_a) (C + D + T_b))
+
+    over every pair of items: C concordant, D discordant, T_a tied in ``a`` alone, T_b in ``b`` alone.
+    0.0 when either scoring ties every pair (no order to compare)."""
+    if len(a) != len(b):
+        raise ValueError(f"cannot compare {len(a)} scores with {len(b)}; give both for the same items")
+    concordant = discordant = ties_a = ties_b = 0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            x, y = a[i] - a[j], b[i] - b[j]
+            if x == 0 and y == 0:
+                continue
+            if x == 0:
+                ties_a += 1
+            elif y == 0:
+                ties_b += 1
+            elif (x > 0) == (y > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    denominator = math.sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b))
+    return (concordant - discordant) / denominator if denominator else 0.0
+
+
+def agreement(
+    real: Sequence[Mapping[str, Any]], probe: Sequence[Mapping[str, Any]], metric: tuple[str, str]
+) -> dict[str, Any]:
+    """How far the probes' rows agree with the real questions' (``summary`` outputs over the same rows):
+    Kendall's tau between the two orders of the rows both measured, and how many verdicts agree."""
+    theirs = {e["name"]: e for e in probe if metric[1] in e and e[metric[1]] is not None}
+    both = [(e, theirs[e["name"]]) for e in real if e.get(metric[0]) is not None and e["name"] in theirs]
+    judged = [(r, p) for r, p in both if "verdict" in r and "verdict" in p]
+    return {
+        "rows": len(both),
+        "kendall_tau": round(
+            kendall_tau([r[metric[0]] for r, _ in both], [p[metric[1]] for _, p in both]), 4
+        ),
+        "verdicts": len(judged),
+        "verdicts_agree": sum(r["verdict"] == p["verdict"] for r, p in judged),
+        "helps_or_hurts_agree": sum(r["verdict"] == p["verdict"] != "no clear effect" for r, p in judged),
+    }
+
+
+def check_store(
+    store: Store,
+    *,
+    embedder: Embedder | None,
+    reranker: str,
+    settings: CheckSettings = CheckSettings(),
+    config: PipelineConfig | None = None,
+) -> dict[str, Any]:
+    """The check of one store: its probe questions run through every technique row."""
+    from clear_rag.session import store_chunking, sync_indexes
+
+    base = config or PipelineConfig().replace(chunking=store_chunking(store))
+    suite = technique_suite(store, base, reranker)
+    sync_indexes(store, [row.config for row in suite.rows], embedder)  # the Porter index, where missing
+    labels = probe_labels(store, settings)
+    document = run_rows(suite, store, labels, [HEADLINE], embedder)
+    return {
+        "store": str(store.directory),
+        "probes": len(labels.questions),
+        "settings": {"probes": settings.probes, "mask": settings.mask, "seed": settings.seed},
+        "models": sorted({m for r in document["rows"] for m in r.get("models", {}).values()}),
+        "rows": summary(document, HEADLINE),
+    }
+
+
+def suite_agreement(
+    name: str, *, embedder: Embedder | None, reranker: str, settings: CheckSettings, root: Path
+) -> dict[str, Any]:
+    """The technique rows on a suite's real questions and on probes from the same store (its
+    baseline's chunking), and how far the two agree (``agreement``)."""
+    import dataclasses
+
+    from clear_rag.eval import runner
+    from clear_rag.eval.suite import load_suite
+    from clear_rag.session import sync_indexes
+
+    suite = load_suite(name)
+    if suite.generate:  # the answers suite: its retrieval, without answering
+        suite = dataclasses.replace(suite, generate=False, metrics=())
+    base = next(r for r in suite.rows if r.name == suite.baseline).config
+    store, _ = runner.prepare(suite, base.chunking, root, embedder)
+    try:
+        techniques = technique_suite(store, base, reranker)
+        sync_indexes(store, [row.config for row in techniques.rows], embedder)
+        labels = runner.suite_labels(suite, store)
+        names = runner.metric_names(suite, labels)
+        metric = HEADLINE if HEADLINE in names else names[0]
+        real = summary(run_rows(techniques, store, labels, [metric], embedder), metric)
+        probes = probe_labels(store, settings)
+        probe = summary(run_rows(techniques, store, probes, [HEADLINE], embedder), HEADLINE)
+    finally:
+        store.close()
+    return {
+        "suite": name,
+        "metric": metric,
+        "questions": len(labels.questions),
+        "probes": len(probes.questions),
+        "real": real,
+        "probe": probe,
+        "agreement": agreement(real, probe, (metric, HEADLINE)),
+    }
+
+
+def save_check(directory: Path, found: Mapping[str, Any]) -> Path:
+    """The check of a store, kept in the store's folder (``check.json``), written atomically."""
+    import json
+
+    from clear_rag.atomic import write_atomic
+
+    path = directory / CHECK_FILE
+    write_atomic(path, json.dumps(dict(found), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_check(directory: Path) -> dict[str, Any] | None:
+    """A store's last check, or None when it has none (or an unreadable one)."""
+    import json
+
+    try:
+        found = json.loads((directory / CHECK_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and isinstance(found.get("rows"), list) else None
+
+
+def agreement_summary(results_dir: Path) -> list[dict[str, Any]]:
+    """Per suite, how far the check agreed with real questions (``results/check/agreement.json``);
+    empty when that file is missing or unreadable."""
+    import json
+
+    try:
+        document = json.loads((results_dir / AGREEMENT).read_text(encoding="utf-8"))
+        return [
+            {"suite": e["suite"], "questions": e["questions"], "probes": e["probes"], **e["agreement"]}
+            for e in document["suites"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
