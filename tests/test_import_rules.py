@@ -95,3 +95,19 @@ def test_pdfplumber_is_imported_by_the_pdf_reader_alone() -> None:
         if any(n.split(".")[0] in {"pdfplumber", "pdfminer"} for n in _imports(p))
     )
     assert importers == ["parse/pdf.py"]
+
+
+def test_the_self_supervised_construction_reads_no_question_or_label() -> None:
+    """Training pairs and probe questions are cut from a store's text alone: the modules that build
+    them import no golden set, suite, BEIR reader or label module, lazily or not."""
+    labelled = {
+        "clear_rag.eval.golden",
+        "clear_rag.eval.suite",
+        "clear_rag.eval.beir",
+        "clear_rag.eval.labels",
+    }
+    offenders = {
+        str(p.relative_to(PACKAGE)): sorted(n for n in _imports(p) if n in labelled)
+        for p in _modules("train/pairs", "train/corpus")
+    }
+    assert offenders == {"train/pairs.py": [], "train/corpus.py": []}

@@ -74,6 +74,9 @@ def check_command(
     probes: ProbesOption = 100,
     suites: SuitesOption = None,
     save_results: Annotated[bool, typer.Option("--save-results", help=f"Write {AGREEMENT}.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="With --save-results: write this file instead.")
+    ] = None,
 ) -> None:
     """Which techniques help on this store, from probe questions cut from its own text (no labels)."""
     from clear_rag.eval.check import CheckSettings, check_store, suite_agreement
@@ -108,9 +111,10 @@ def check_command(
                     "reranker": reranker,
                     "suites": measured,
                 }
-                AGREEMENT.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(AGREEMENT, json.dumps(document, indent=1, sort_keys=True) + "\n")
-                typer.echo(f"wrote {AGREEMENT}")
+                target = out or AGREEMENT
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(target, json.dumps(document, indent=1, sort_keys=True) + "\n")
+                typer.echo(f"wrote {target}")
             return
         opened: Store = open_corpus(store)
         try:

@@ -216,6 +216,7 @@ def check_store(
     document = run_rows(suite, store, labels, [HEADLINE], embedder)
     return {
         "store": str(store.directory),
+        "reranker": reranker,
         "probes": len(labels.questions),
         "settings": {"probes": settings.probes, "mask": settings.mask, "seed": settings.seed},
         "models": sorted({m for r in document["rows"] for m in r.get("models", {}).values()}),

@@ -146,3 +146,38 @@ def test_without_the_data_the_asset_is_skipped(tmp_path: Path) -> None:
     result = materialize([asset], resources={"paths": PathsResource()})
     (event,) = result.get_asset_materialization_events()
     assert "no SciFact" in str(event.materialization.metadata["skipped"].value)
+
+
+def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clear-rag train reranker --corpus STORE`: the store's digest and the pair settings join the
+    key, so a second run over an unchanged store trains nothing, and a changed store trains again."""
+    from dataclasses import asdict
+
+    from clear_rag.train.corpus import ingest_folder
+    from clear_rag.train.pairs import PairSettings
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "corpora" / "sample", corpus)
+    corpora = [build.Corpus("sample", ingest_folder(corpus, tmp_path / "store", lambda _: None))]
+
+    def corpus_key() -> str:
+        wanted = build.inputs("cross-encoder", data, build.MiningSettings(), CrossEncoderSettings())
+        wanted["corpora"] = build.corpus_digests(corpora)
+        wanted["pairs"] = asdict(PairSettings())
+        return mf.cache_key(wanted)
+
+    before = corpus_key()
+    assert before != key(data)
+    folder = shipped_folder(tmp_path / "model", data)
+    files = {name: file_sha256(folder / name) for name in build.SHIPPED}
+    mf.write_manifest(folder, {"cache_key": before, "files": files, "steps": 1, "pairs": 2})
+    refuse_training(monkeypatch)
+    manifest, trained = build.build_reranker(
+        out=folder, data_folder=data, corpora=corpora, log=lambda _: None
+    )
+    assert not trained and manifest["cache_key"] == before
+    (corpus / "new.md").write_text("# Saddles\n\nA saddle is set level before a ride.\n", encoding="utf-8")
+    ingest_folder(corpus, tmp_path / "store", lambda _: None)
+    assert corpus_key() != before

@@ -35,6 +35,7 @@ __all__ = ["page"]  # the fixture, imported from test_page
 SHIPPED = "scifact-minilm-l6"
 CHECKED = {  # what `clear-rag check` keeps in a store: the Lab shows its rerank verdicts
     "store": "toy",
+    "reranker": "lexical",
     "probes": 40,
     "date": "2026-12-02T00:00:00+00:00",
     "rows": [
@@ -196,7 +197,9 @@ def test_the_stores_check_is_shown_beside_the_rerank_knob_with_how_far_to_trust_
     base, _, _ = lab
     page.goto(base)
     note = page.locator("#lab [data-knob='rerank'] [data-check='rerank']")
-    sync_api.expect(note).to_contain_text("Checked on this store with 40 probe questions (2026-12-02)")
+    sync_api.expect(note).to_contain_text(
+        "Checked on this store with 40 probe questions, reranker lexical (2026-12-02)"
+    )
     sync_api.expect(note.locator("[data-verdict='hurts']")).to_contain_text(
         "rerank, fused (shortlist 10): hurts (nDCG@10 -0.100, interval -0.200 to -0.050)"
     )

@@ -26,7 +26,12 @@ function checkNote(check) {
   return el(
     "div",
     { class: "check", "data-check": "rerank" },
-    el("p", {}, `Checked on this store with ${check.probes} probe questions (${(check.date || "").slice(0, 10)}):`),
+    el(
+      "p",
+      {},
+      `Checked on this store with ${check.probes} probe questions`
+        + `${check.reranker ? `, reranker ${check.reranker}` : ""} (${(check.date || "").slice(0, 10)}):`,
+    ),
     el(
       "ul",
       {},
