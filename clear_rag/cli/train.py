@@ -125,16 +125,16 @@ def reranker_command(
         pairs=PairSettings(queries=pseudo_queries),
         training=settings,
         name=name,
-        command=_command(stores, mixed, pseudo_queries, epochs),
+        command=_command(stores, mixed, pseudo_queries, epochs, out),
     )
     _train(builder, data, store, folder, force, results_dir)
 
 
-def _command(stores: list[Path], mixed: bool, queries: int, epochs: int | None) -> str:
+def _command(stores: list[Path], mixed: bool, queries: int, epochs: int | None, out: Path | None) -> str:
     parts = ["clear-rag train reranker", *(f"--corpus {s}" for s in stores)]
     parts += ["--mixed"] if mixed else []
     parts += [f"--pseudo-queries {queries}"] + ([f"--epochs {epochs}"] if epochs is not None else [])
-    return " ".join(parts)
+    return " ".join(parts + ([f"--out {out}"] if out is not None else []))
 
 
 @train_app.command("embedder")
