@@ -285,15 +285,8 @@ def _rederive(suite: Suite, target: Path, command: str) -> dict[str, Any]:
     from clear_rag.eval.labels import label_files
     from clear_rag.eval.subsets import training_subsets
     from clear_rag.results.document import rederive
-    from clear_rag.results.files import read_result
 
-    if not target.exists():
-        raise InputError(
-            "does not exist, so there is nothing to re-derive",
-            path=str(target),
-            fix=f"Run `clear-rag ablate {suite.name} --save-results` first",
-        )
-    result = read_result(target)
+    result = _existing(suite, target, "re-derive")
     training = None
     if suite.beir is not None and suite.training_split is not None:
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in label_files(suite))).hexdigest()
@@ -309,17 +302,23 @@ def _rederive(suite: Suite, target: Path, command: str) -> dict[str, Any]:
     return rederive(result, training, command)
 
 
-def _replay(suite: Suite, target: Path, root: Path) -> None:
-    from clear_rag.eval import runner
+def _existing(suite: Suite, target: Path, what: str) -> dict[str, Any]:
+    """The suite's result file, read; an ``InputError`` saying how to make it when there is none."""
     from clear_rag.results.files import read_result
 
     if not target.exists():
         raise InputError(
-            "does not exist, so there is nothing to replay",
+            f"does not exist, so there is nothing to {what}",
             path=str(target),
             fix=f"Run `clear-rag ablate {suite.name} --save-results` first",
         )
-    result = read_result(target)
+    return read_result(target)
+
+
+def _replay(suite: Suite, target: Path, root: Path) -> None:
+    from clear_rag.eval import runner
+
+    result = _existing(suite, target, "replay")
     missing = runner.missing_stores(result, suite, root)
     if missing:
         raise InputError(
