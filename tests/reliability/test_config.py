@@ -272,7 +272,7 @@ SUITE_KEY = case(
     area="suite",
     fault="`metrix: [ndcg@10]` at the top of a suite",
     message="error: s.yaml: metrix: is not a suite key. Did you mean 'metrics'? A suite has name, corpus, "
-    "golden, beir, split, spans, metrics, generate, baseline, base, rows",
+    "golden, beir, split, training_split, spans, metrics, generate, baseline, base, rows",
     exit_code=2,
 )
 NO_CORPUS = case(
