@@ -20,9 +20,10 @@ import typer
 from clear_rag.atomic import write_atomic
 from clear_rag.cli.app import EmbedderOption, StoreOption, app, fail
 from clear_rag.errors import ClearRagError
+from clear_rag.eval import check
 from clear_rag.store.sqlite import DEFAULT_DIR
 
-AGREEMENT = Path("results") / "check" / "agreement.json"
+AGREEMENT = Path("results") / check.AGREEMENT
 DEFAULT_RERANKER = "scifact-minilm-l6"
 
 ProbesOption = Annotated[int, typer.Option("--probes", help="Probe questions drawn from the store.")]
@@ -49,17 +50,15 @@ def _row_line(entry: dict[str, Any], metric: str) -> str:
 
 def trust_lines(path: Path = AGREEMENT) -> list[str]:
     """What ``results/check/agreement.json`` says of how far the check's verdicts can be trusted."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    measured = check.agreement_summary(path)
+    if not measured:
         return [f"How far to trust this is not measured here ({path} is missing)."]
     lines = [f"How far to trust it, measured against real questions ({path}):"]
-    for entry in document["suites"]:
-        a = entry["agreement"]
+    for a in measured:
         lines.append(
-            f"  {entry['suite']:<14} row order Kendall tau {a['kendall_tau']:+.2f} over {a['rows']} rows; "
-            f"verdicts agree {a['verdicts_agree']} of {a['verdicts']} ({entry['questions']} questions, "
-            f"{entry['probes']} probes)"
+            f"  {a['suite']:<14} row order Kendall tau {a['kendall_tau']:+.2f} over {a['rows']} rows; "
+            f"verdicts agree {a['verdicts_agree']} of {a['verdicts']} ({a['questions']} questions, "
+            f"{a['probes']} probes)"
         )
     return lines
 

@@ -104,6 +104,7 @@ def reranker_command(
     import functools
 
     from clear_rag.train import build
+    from clear_rag.train import corpus as corpus_store
     from clear_rag.train.cross_encoder import CrossEncoderSettings
     from clear_rag.train.pairs import PairSettings
 
@@ -112,8 +113,12 @@ def reranker_command(
         _train(build.build_reranker, data, store, out, force, results_dir)
         return
     try:
-        corpora = [build.extra_corpus(n, log=typer.echo) for n in build.EXTRA_CORPORA] if mixed else []
-        corpora += [build.Corpus(s.resolve().name, s) for s in stores]
+        corpora = (
+            [corpus_store.extra_corpus(n, log=typer.echo) for n in corpus_store.EXTRA_CORPORA]
+            if mixed
+            else []
+        )
+        corpora += [corpus_store.Corpus(s.resolve().name, s) for s in stores]
     except ClearRagError as err:
         raise fail(err) from None
     name = build.MIXED if mixed and not stores else build.ADAPTED

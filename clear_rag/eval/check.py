@@ -18,7 +18,7 @@ store, and reports the Kendall tau between the two row orders and how many verdi
 
 from __future__ import annotations
 
-import math
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,6 +29,7 @@ from typing import Any
 from clear_rag.config import PipelineConfig
 from clear_rag.eval.golden import Label, Question
 from clear_rag.eval.labels import Labels
+from clear_rag.eval.metrics import kendall_tau
 from clear_rag.eval.suite import Row, Suite, merge
 from clear_rag.providers.base import Embedder
 from clear_rag.store.sqlite import Store
@@ -152,33 +153,6 @@ def summary(document: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
     return out
 
 
-def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's tau-b between two scorings of the same items (Kendall 1945, with ties):
-
-        tau_b = (C - D) / sqrt((C + D + T_a) (C + D + T_b))
-
-    over every pair of items: C concordant, D discordant, T_a tied in ``a`` alone, T_b in ``b`` alone.
-    0.0 when either scoring ties every pair (no order to compare)."""
-    if len(a) != len(b):
-        raise ValueError(f"cannot compare {len(a)} scores with {len(b)}; give both for the same items")
-    concordant = discordant = ties_a = ties_b = 0
-    for i in range(len(a)):
-        for j in range(i + 1, len(a)):
-            x, y = a[i] - a[j], b[i] - b[j]
-            if x == 0 and y == 0:
-                continue
-            if x == 0:
-                ties_a += 1
-            elif y == 0:
-                ties_b += 1
-            elif (x > 0) == (y > 0):
-                concordant += 1
-            else:
-                discordant += 1
-    denominator = math.sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b))
-    return (concordant - discordant) / denominator if denominator else 0.0
-
-
 def agreement(
     real: Sequence[Mapping[str, Any]], probe: Sequence[Mapping[str, Any]], metric: tuple[str, str]
 ) -> dict[str, Any]:
@@ -264,8 +238,6 @@ def suite_agreement(
 
 def save_check(directory: Path, found: Mapping[str, Any]) -> Path:
     """The check of a store, kept in the store's folder (``check.json``), written atomically."""
-    import json
-
     from clear_rag.atomic import write_atomic
 
     path = directory / CHECK_FILE
@@ -275,8 +247,6 @@ def save_check(directory: Path, found: Mapping[str, Any]) -> Path:
 
 def read_check(directory: Path) -> dict[str, Any] | None:
     """A store's last check, or None when it has none (or an unreadable one)."""
-    import json
-
     try:
         found = json.loads((directory / CHECK_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -284,13 +254,11 @@ def read_check(directory: Path) -> dict[str, Any] | None:
     return found if isinstance(found, dict) and isinstance(found.get("rows"), list) else None
 
 
-def agreement_summary(results_dir: Path) -> list[dict[str, Any]]:
-    """Per suite, how far the check agreed with real questions (``results/check/agreement.json``);
-    empty when that file is missing or unreadable."""
-    import json
-
+def agreement_summary(path: Path) -> list[dict[str, Any]]:
+    """Per suite of an agreement file (``results/check/agreement.json``), how far the check agreed with
+    real questions, flat; empty when the file is missing or unreadable."""
     try:
-        document = json.loads((results_dir / AGREEMENT).read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"))
         return [
             {"suite": e["suite"], "questions": e["questions"], "probes": e["probes"], **e["agreement"]}
             for e in document["suites"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 
 def _check(k: int) -> None:
@@ -155,3 +155,37 @@ def span_ndcg_at_k(
         return 0.0
     gains = [1.0 if any(covers(item, label) for label in labels) else 0.0 for item in ranking[:k]]
     return dcg(gains) / dcg([1.0] * min(k, len(relevant)))
+
+
+def kendall_tau(a: Sequence[float], b: Sequence[float], *, variant: Literal["a", "b"] = "b") -> float:
+    """Kendall's rank correlation between two scorings of the same items (Kendall 1938, 1945).
+
+    Over every pair of items, C concordant, D discordant, T_a tied in ``a`` alone, T_b in ``b`` alone:
+
+        tau_b = (C - D) / sqrt((C + D + T_a) (C + D + T_b))      0.0 when either ties every pair
+        tau_a = (C - D) / (n choose 2)                           1.0 for fewer than two items
+
+    tau_b (the default) is what the technique check compares row orders with, where ties happen;
+    tau_a is what the int8 check of a trained model has always recorded (``train.export.agreement``).
+    """
+    if len(a) != len(b):
+        raise ValueError(f"cannot compare {len(a)} scores with {len(b)}; give both for the same items")
+    concordant = discordant = ties_a = ties_b = 0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            x, y = a[i] - a[j], b[i] - b[j]
+            if x == 0 and y == 0:
+                continue
+            if x == 0:
+                ties_a += 1
+            elif y == 0:
+                ties_b += 1
+            elif (x > 0) == (y > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    if variant == "a":
+        pairs = len(a) * (len(a) - 1) // 2
+        return (concordant - discordant) / pairs if pairs else 1.0
+    denominator = math.sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b))
+    return (concordant - discordant) / denominator if denominator else 0.0

@@ -26,6 +26,7 @@ from clear_rag.packaged import packaged_file
 from clear_rag.tokens import DEFAULT_TOKENIZER_PACKAGE
 from clear_rag.train import data as training_data
 from clear_rag.train import manifest as mf
+from clear_rag.train.corpus import TRAINING_CACHE, Corpus, corpus_digests, corpus_groups
 from clear_rag.train.mining import MINING_ROW, MINING_SUITE, Group, load_groups, mine, save_groups
 
 Log = Callable[[str], None]
@@ -50,80 +51,6 @@ class MiningSettings:
     suite: str = MINING_SUITE
     row: str = MINING_ROW
     embedder: str = "minilm"
-
-
-# The documentation the mixed reranker reads besides SciFact's claims: two Debian packages (neither
-# is test material of any suite here), ingested into keyword-only stores and cut into pairs by
-# clear_rag.train.pairs. Their stores' digests are in the cache key, so another version retrains.
-EXTRA_CORPORA: dict[str, tuple[Path, str]] = {
-    "postgresql-doc": (Path("/usr/share/doc/postgresql-doc-15/html"), "postgresql-doc-15"),
-    "python-doc": (Path("/usr/share/doc/python3.11/html/_sources"), "python3-doc"),
-}
-TRAINING_CACHE = Path(".clear-rag") / "training"  # corpus stores and their pairs: made again from inputs
-
-
-@dataclass(frozen=True, slots=True)
-class Corpus:
-    """A store whose own text trains the model (``clear_rag.train.pairs``), under a name for its ids."""
-
-    name: str
-    store: Path
-
-
-def extra_corpus(name: str, cache: Path = TRAINING_CACHE, log: Log = print) -> Corpus:
-    """One of ``EXTRA_CORPORA`` as a store under ``cache/stores``, ingested (or brought up to date)."""
-    from clear_rag.errors import InputError
-    from clear_rag.train.corpus import ingest_folder
-
-    if name not in EXTRA_CORPORA:
-        raise InputError(
-            f"names no training corpus ({', '.join(EXTRA_CORPORA)} are known)",
-            field="corpus",
-            value=name,
-            fix="Name one of those, or a store folder made by `clear-rag ingest`",
-        )
-    folder, package = EXTRA_CORPORA[name]
-    if not folder.is_dir():
-        raise InputError(
-            "is not installed",
-            path=str(folder),
-            fix=f"Install Debian's {package} (apt-get install {package}), which the mixed reranker reads",
-        )
-    return Corpus(name, ingest_folder(folder, cache / "stores" / name, log))
-
-
-def corpus_groups(
-    corpora: Sequence[Corpus], pairs: Any, cache: Path, log: Log
-) -> tuple[list[Group], dict[str, str], dict[str, str]]:
-    """Every corpus's pairs as training groups (ids prefixed by the corpus's name), their texts, and
-    each corpus's store digest (what the cache key records)."""
-    from clear_rag.train.corpus import corpus_pairs
-    from clear_rag.train.pairs import namespaced
-
-    groups: list[Group] = []
-    texts: dict[str, str] = {}
-    digests: dict[str, str] = {}
-    for corpus in corpora:
-        built, digests[corpus.name] = corpus_pairs(
-            corpus.store, pairs, cache / f"pairs-{corpus.name}.json", log
-        )
-        named = namespaced(built, corpus.name)
-        groups += named.groups
-        texts.update(named.texts)
-    return groups, texts, digests
-
-
-def corpus_digests(corpora: Sequence[Corpus]) -> dict[str, str]:
-    from clear_rag.train.corpus import open_corpus, store_digest
-
-    found = {}
-    for corpus in corpora:
-        store = open_corpus(corpus.store)
-        try:
-            found[corpus.name] = store_digest(store)
-        finally:
-            store.close()
-    return found
 
 
 def base_folder() -> Path:

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.eval.metrics import kendall_tau
+
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -102,21 +104,10 @@ def torch_logits(
     return np.asarray(logits.reshape(-1).numpy(), dtype=np.float32)
 
 
-def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's tau-a between two score lists: (concordant - discordant) / (n choose 2); 1.0 for n < 2."""
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    n = len(x)
-    if n < 2:
-        return 1.0
-    i, j = np.triu_indices(n, k=1)
-    signs = np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
-    return float(signs.sum() / len(i))
-
-
 def agreement(reference: Sequence[Sequence[float]], quantised: Sequence[Sequence[float]]) -> dict[str, float]:
     """How the int8 scores agree with the fp32 ones over several groups: mean Kendall tau, the share of
     groups whose top passage is the same, and the largest absolute logit difference."""
-    taus = [kendall_tau(r, q) for r, q in zip(reference, quantised, strict=True)]
+    taus = [kendall_tau(r, q, variant="a") for r, q in zip(reference, quantised, strict=True)]
     tops = [int(np.argmax(r)) == int(np.argmax(q)) for r, q in zip(reference, quantised, strict=True)]
     diff = max(
         float(np.max(np.abs(np.asarray(r) - np.asarray(q))))

@@ -291,7 +291,3 @@ def load_pairs(path: Path) -> tuple[Pairs, dict[str, Any]]:
         for g in document["groups"]
     )
     return Pairs(groups, dict(document["texts"]), frozenset(document["held_out"])), document["settings"]
-
-
-def settings_record(settings: PairSettings) -> dict[str, Any]:
-    return asdict(settings)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
-from clear_rag.eval import check
+from clear_rag.eval import check, metrics
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store.sqlite import Store
 from clear_rag.train.pairs import held_out
@@ -24,27 +24,27 @@ runner = CliRunner()
 
 
 def test_kendall_tau_of_equal_and_reversed_orders() -> None:
-    assert check.kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
-    assert check.kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+    assert metrics.kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert metrics.kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
 
 
 def test_kendall_tau_b_with_ties_is_the_formula() -> None:
     # pairs of (1, 2, 2, 3) against (1, 3, 2, 4): (0,1) C, (0,2) C, (0,3) C, (1,2) tied in a alone,
     # (1,3) C, (2,3) C -> C = 5, D = 0, T_a = 1, T_b = 0
-    assert check.kendall_tau([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(5 / math.sqrt((5 + 1) * 5))
+    assert metrics.kendall_tau([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(5 / math.sqrt((5 + 1) * 5))
 
 
 def test_kendall_tau_with_no_order_to_compare() -> None:
-    assert check.kendall_tau([1, 1, 1], [1, 2, 3]) == 0.0
-    assert check.kendall_tau([], []) == 0.0
+    assert metrics.kendall_tau([1, 1, 1], [1, 2, 3]) == 0.0
+    assert metrics.kendall_tau([], []) == 0.0
 
 
 @given(st.lists(st.floats(-1, 1), min_size=2, max_size=8))
 def test_kendall_tau_is_symmetric_and_bounded(values: list[float]) -> None:
     other = sorted(values)
-    tau = check.kendall_tau(values, other)
+    tau = metrics.kendall_tau(values, other)
     assert -1.0 <= tau <= 1.0
-    assert tau == pytest.approx(check.kendall_tau(other, values))
+    assert tau == pytest.approx(metrics.kendall_tau(other, values))
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_agreement_counts_verdicts_and_orders_rows() -> None:
     assert found["verdicts_agree"] == 1
     assert found["helps_or_hurts_agree"] == 1
     assert found["kendall_tau"] == pytest.approx(
-        round(check.kendall_tau([0.5, 0.6, 0.4], [0.7, 0.9, 0.7]), 4)
+        round(metrics.kendall_tau([0.5, 0.6, 0.4], [0.7, 0.9, 0.7]), 4)
     )
 
 

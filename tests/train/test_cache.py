@@ -155,16 +155,17 @@ def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
     key, so a second run over an unchanged store trains nothing, and a changed store trains again."""
     from dataclasses import asdict
 
+    from clear_rag.train import corpus as corpus_module
     from clear_rag.train.corpus import ingest_folder
     from clear_rag.train.pairs import PairSettings
 
     corpus = tmp_path / "corpus"
     shutil.copytree(Path(__file__).resolve().parents[2] / "corpora" / "sample", corpus)
-    corpora = [build.Corpus("sample", ingest_folder(corpus, tmp_path / "store", lambda _: None))]
+    corpora = [corpus_module.Corpus("sample", ingest_folder(corpus, tmp_path / "store", lambda _: None))]
 
     def corpus_key() -> str:
         wanted = build.inputs("cross-encoder", data, build.MiningSettings(), CrossEncoderSettings())
-        wanted["corpora"] = build.corpus_digests(corpora)
+        wanted["corpora"] = corpus_module.corpus_digests(corpora)
         wanted["pairs"] = asdict(PairSettings())
         return mf.cache_key(wanted)
 
