@@ -44,7 +44,7 @@ from assets.resources import (
 from assets.sample import Sample, sample_assets
 from assets.site import SiteLayout, site_assets
 from assets.stores import store_assets
-from assets.training import training_assets
+from assets.training import adaptation_assets, training_assets
 from clear_rag.errors import ConfigError
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
@@ -174,7 +174,11 @@ def build_definitions(
                 for definition in group(layout)
             ),
             *(site_assets(published) if published is not None else []),
-            *(training_assets() if (name != "hash" if training is None else training) else []),
+            *(
+                [*training_assets(), *adaptation_assets(layouts)]
+                if (name != "hash" if training is None else training)
+                else []
+            ),
         ],
         resources={
             "embedder": embedder_resource or EmbedderResource(name=name),

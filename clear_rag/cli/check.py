@@ -8,7 +8,6 @@ agreed with real questions on the suites that have them (``results/check/agreeme
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from datetime import UTC, datetime
@@ -17,7 +16,6 @@ from typing import Annotated, Any
 
 import typer
 
-from clear_rag.atomic import write_atomic
 from clear_rag.cli.app import EmbedderOption, StoreOption, app, fail
 from clear_rag.errors import ClearRagError
 from clear_rag.eval import check
@@ -72,6 +70,14 @@ def check_command(
     ] = DEFAULT_RERANKER,
     probes: ProbesOption = 100,
     suites: SuitesOption = None,
+    cut: Annotated[
+        bool,
+        typer.Option(
+            "--cut",
+            help="Ask the probes of a copy of the store with each probe's sentence taken out, so a search "
+            "must match its context rather than its own words.",
+        ),
+    ] = False,
     save_results: Annotated[bool, typer.Option("--save-results", help=f"Write {AGREEMENT}.")] = False,
     out: Annotated[
         Path | None, typer.Option("--out", help="With --save-results: write this file instead.")
@@ -84,7 +90,7 @@ def check_command(
     from clear_rag.store.sqlite import Store
     from clear_rag.train.corpus import open_corpus
 
-    settings = CheckSettings(probes=probes)
+    settings = CheckSettings(probes=probes, cut=cut)
     try:
         model = make_embedder(embedder)
         if suites:
@@ -101,19 +107,14 @@ def check_command(
                         _row_line(real, entry["metric"]) + "   probes:" + _row_line(probe, "ndcg@10")[32:]
                     )
             if save_results:
-                document = {
-                    "kind": "check-agreement",
-                    "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "command": shlex.join(["clear-rag", *sys.argv[1:]]),
-                    "settings": {"probes": settings.probes, "mask": settings.mask, "seed": settings.seed},
-                    "embedder": getattr(model, "name", embedder),
-                    "reranker": reranker,
-                    "suites": measured,
-                }
-                target = out or AGREEMENT
-                target.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(target, json.dumps(document, indent=1, sort_keys=True) + "\n")
-                typer.echo(f"wrote {target}")
+                document = check.agreement_document(
+                    measured,
+                    settings=settings,
+                    embedder=getattr(model, "name", embedder),
+                    reranker=reranker,
+                    command=shlex.join(["clear-rag", *sys.argv[1:]]),
+                )
+                typer.echo(f"wrote {check.save_agreement(out or AGREEMENT, document)}")
             return
         opened: Store = open_corpus(store)
         try:

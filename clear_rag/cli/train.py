@@ -46,8 +46,10 @@ def _train(
     out: Path | None,
     force: bool,
     results_dir: Path,
+    copy_name: str = "",
 ) -> None:
-    """Bring one model's folder up to date with ``build`` (``clear_rag.train.build``), then report."""
+    """Bring one model's folder up to date with ``build`` (``clear_rag.train.build``), then report; the
+    manifest's copy in ``results_dir/training/`` is named ``copy_name`` (default: the model's name)."""
     from clear_rag.eval.runner import stores_root
     from clear_rag.train.manifest import publish
 
@@ -56,7 +58,7 @@ def _train(
         manifest, trained = build(out=out, data_folder=data, stores=stores, force=force, log=typer.echo)
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(f"manifest copied to {publish(manifest, results_dir)}")
+    typer.echo(f"manifest copied to {publish(manifest, results_dir, name=copy_name)}")
     if trained:
         typer.echo(
             f"trained {manifest['name']}: {manifest['steps']} steps, {manifest['pairs']} pairs, "
@@ -69,7 +71,7 @@ CorpusOption = Annotated[
     typer.Option(
         "--corpus",
         help="A store (made by `clear-rag ingest`) whose own text adds self-supervised pairs; repeatable. "
-        "The model goes to STORE/adapted-reranker unless --out says otherwise.",
+        "The model goes to STORE/adapted-reranker (or adapted-embedder) unless --out says otherwise.",
     ),
 ]
 MixedOption = Annotated[
@@ -101,16 +103,40 @@ def reranker_command(
     With --corpus STORE (or --mixed) the claims are joined by pairs cut from each store's own text
     (a sentence or a few of its words as the query, its passage as the positive, negatives mined by
     the store's BM25): no question or label of the store is read."""
+    from clear_rag.train import build
+    from clear_rag.train.cross_encoder import CrossEncoderSettings
+
+    settings = CrossEncoderSettings() if epochs is None else CrossEncoderSettings(epochs=epochs)
+    names = (build.RERANKER, build.MIXED, build.ADAPTED)
+    _adapt("reranker", build.build_reranker, names, settings, data, store, out, force, results_dir,
+           corpus or [], mixed, pseudo_queries, epochs)  # fmt: skip
+
+
+def _adapt(
+    model: str,
+    builder: Callable[..., tuple[dict[str, Any], bool]],
+    names: tuple[str, str, str],
+    settings: Any,
+    data: Path,
+    store: Path,
+    out: Path | None,
+    force: bool,
+    results_dir: Path,
+    stores: list[Path],
+    mixed: bool,
+    queries: int,
+    epochs: int | None,
+) -> None:
+    """``train reranker`` or ``train embedder`` (``model``), plain (``names[0]``), with the documentation
+    corpora (``--mixed``: ``names[1]``) or adapted to stores (``--corpus``: ``names[2]``)."""
     import functools
 
     from clear_rag.train import build
     from clear_rag.train import corpus as corpus_store
-    from clear_rag.train.cross_encoder import CrossEncoderSettings
     from clear_rag.train.pairs import PairSettings
 
-    stores = list(corpus or [])
     if not stores and not mixed:
-        _train(build.build_reranker, data, store, out, force, results_dir)
+        _train(functools.partial(builder, training=settings), data, store, out, force, results_dir)
         return
     try:
         corpora = (
@@ -121,25 +147,23 @@ def reranker_command(
         corpora += [corpus_store.Corpus(s.resolve().name, s) for s in stores]
     except ClearRagError as err:
         raise fail(err) from None
-    name = build.MIXED if mixed and not stores else build.ADAPTED
-    folder = out or (stores[0] / "adapted-reranker" if stores else build.MODELS / name)
-    settings = CrossEncoderSettings() if epochs is None else CrossEncoderSettings(epochs=epochs)
-    builder = functools.partial(
-        build.build_reranker,
+    name = names[1] if mixed and not stores else names[2]
+    folder = out or (stores[0] / f"adapted-{model}" if stores else build.MODELS / name)
+    parts = [f"clear-rag train {model}", *(f"--corpus {s}" for s in stores), *(["--mixed"] if mixed else [])]
+    parts += [f"--pseudo-queries {queries}", *([f"--epochs {epochs}"] if epochs is not None else [])]
+    built = functools.partial(
+        builder,
         corpora=corpora,
-        pairs=PairSettings(queries=pseudo_queries),
+        pairs=PairSettings(queries=queries),
         training=settings,
         name=name,
-        command=_command(stores, mixed, pseudo_queries, epochs, out),
+        command=" ".join(parts + ([f"--out {out}"] if out is not None else [])),
     )
-    _train(builder, data, store, folder, force, results_dir)
-
-
-def _command(stores: list[Path], mixed: bool, queries: int, epochs: int | None, out: Path | None) -> str:
-    parts = ["clear-rag train reranker", *(f"--corpus {s}" for s in stores)]
-    parts += ["--mixed"] if mixed else []
-    parts += [f"--pseudo-queries {queries}"] + ([f"--epochs {epochs}"] if epochs is not None else [])
-    return " ".join(parts + ([f"--out {out}"] if out is not None else []))
+    # one copy per adapted folder: adaptations to different stores share the recipe's name
+    copy_name = (
+        (out.name if out is not None else f"adapted-{model}-{stores[0].resolve().name}") if stores else ""
+    )
+    _train(built, data, store, folder, force, results_dir, copy_name)
 
 
 @train_app.command("embedder")
@@ -149,11 +173,21 @@ def embedder_command(
     out: OutOption = None,
     force: ForceOption = False,
     results_dir: ResultsOption = Path("results"),
+    corpus: CorpusOption = None,
+    mixed: MixedOption = False,
+    pseudo_queries: QueriesOption = 600,
+    epochs: EpochsOption = None,
 ) -> None:
-    """Contrastive fine-tuning of all-MiniLM-L6-v2 on the same claims and hard negatives, int8 ONNX."""
-    from clear_rag.train.build import build_embedder
+    """Contrastive fine-tuning of all-MiniLM-L6-v2 on the same claims and hard negatives, int8 ONNX.
 
-    _train(build_embedder, data, store, out, force, results_dir)
+    --corpus STORE and --mixed add the same self-supervised pairs as for the reranker."""
+    from clear_rag.train import build
+    from clear_rag.train.embedder import EmbedderSettings
+
+    settings = EmbedderSettings() if epochs is None else EmbedderSettings(epochs=epochs)
+    names = (build.EMBEDDER, build.MIXED_EMBEDDER, build.ADAPTED_EMBEDDER)
+    _adapt("embedder", build.build_embedder, names, settings, data, store, out, force, results_dir,
+           corpus or [], mixed, pseudo_queries, epochs)  # fmt: skip
 
 
 @train_app.command("support")

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,8 @@ from clear_rag.eval.metrics import kendall_tau
 from clear_rag.eval.suite import Row, Suite, merge
 from clear_rag.providers.base import Embedder
 from clear_rag.store.sqlite import Store
-from clear_rag.train.pairs import PairSettings, Passage, draw_probes
+from clear_rag.train.pairs import PairSettings, Passage, Probe, draw_probes
+from clear_rag.types import Chunk
 
 BASELINE = "hybrid rrf"
 # Each technique one change from hybrid rrf over the store's own chunking, as the suites' rows are.
@@ -58,10 +61,17 @@ class CheckSettings:
     probes: int = 100
     mask: int = 2  # the rarest content words taken out of each probe
     seed: int = 17
+    cut: bool = False  # probes asked of a copy of the store with their sentences taken out (eval.cut)
 
     def pairs(self) -> PairSettings:
         """The construction's settings: the reranker's, so probes come from the documents it held apart."""
         return PairSettings(queries=self.probes, seed=self.seed)
+
+
+def settings_record(settings: CheckSettings) -> dict[str, Any]:
+    """What a check's file records of its settings (``cut`` only where set: older files lack it)."""
+    found: dict[str, Any] = {"probes": settings.probes, "mask": settings.mask, "seed": settings.seed}
+    return {**found, "cut": True} if settings.cut else found
 
 
 def _content(word: str) -> bool:
@@ -84,23 +94,68 @@ def masked(query: str, frequency: Mapping[str, int], drop: int) -> str:
     return re.sub(r"\s+", " ", "".join(out)).strip()
 
 
-def probe_labels(store: Store, settings: CheckSettings) -> Labels:
-    """Up to ``settings.probes`` probe questions from the store's held-out documents, each labelled with
-    the span of the sentence it was cut from."""
+def _probes(store: Store, settings: CheckSettings) -> list[tuple[Probe, Chunk, str]]:
+    """Each probe drawn from the store's held-out documents, its chunk, and its masked text."""
     chunks = {c.id: c for c in store.chunks()}
     passages = [Passage(c.id, c.doc_id, c.text) for c in chunks.values()]
     words_of: dict[str, set[str]] = {}
     for passage in passages:
         words_of.setdefault(passage.doc_id, set()).update(w.lower() for w in _WORD.findall(passage.text))
     frequency = Counter(word for words in words_of.values() for word in words)
+    return [
+        (probe, chunks[probe.chunk_id], masked(probe.query, frequency, settings.mask))
+        for probe in draw_probes(passages, settings.pairs(), want_held_out=True, every_sentence=True)
+    ]
+
+
+def _labels(store: Store, settings: CheckSettings, questions: list[Question]) -> Labels:
+    return Labels("probes", (str(store.directory),), f"probes:{settings}", tuple(questions), {})
+
+
+def probe_labels(store: Store, settings: CheckSettings) -> Labels:
+    """Up to ``settings.probes`` probe questions from the store's held-out documents, each labelled with
+    the span of the sentence it was cut from."""
     questions = []
-    for probe in draw_probes(passages, settings.pairs(), want_held_out=True, every_sentence=True):
-        chunk = chunks[probe.chunk_id]
+    for probe, chunk, text in _probes(store, settings):
         start, end = (chunk.start + probe.sentence[0], chunk.start + probe.sentence[1])
         label = Label(chunk.doc_id, start, end, chunk.text[probe.sentence[0] : probe.sentence[1]])
-        text = masked(probe.query, frequency, settings.mask)
         questions.append(Question(probe.id, text, probe.kind, "", (label,)))
-    return Labels("probes", (str(store.directory),), f"probes:{settings}", tuple(questions), {})
+    return _labels(store, settings, questions)
+
+
+@contextmanager
+def probing(store: Store, settings: CheckSettings) -> Iterator[tuple[Store, Labels]]:
+    """The store the probes are asked of and their labels: ``store`` itself, or with ``settings.cut`` a
+    copy beside it with every probe's sentence taken out (``eval.cut``), removed afterwards."""
+    if not settings.cut:
+        yield store, probe_labels(store, settings)
+        return
+    from clear_rag.eval.cut import Cut, cut_copy
+
+    drawn = _probes(store, settings)
+    cuts = [
+        Cut(
+            probe.id,
+            chunk.doc_id,
+            (chunk.start + probe.sentence[0], chunk.start + probe.sentence[1]),
+            (chunk.start, chunk.end),
+        )
+        for probe, chunk, _ in drawn
+    ]
+    with tempfile.TemporaryDirectory(
+        prefix=f"{store.directory.name}-cut-", dir=store.directory.parent
+    ) as tmp:
+        copy, spans = cut_copy(store, cuts, Path(tmp) / "store")
+        try:
+            questions = []
+            for probe, chunk, text in drawn:
+                if probe.id in spans:
+                    start, end = spans[probe.id]
+                    label = Label(chunk.doc_id, start, end, copy.document_text(chunk.doc_id)[start:end])
+                    questions.append(Question(probe.id, text, probe.kind, "", (label,)))
+            yield copy, _labels(copy, settings, questions)
+        finally:
+            copy.close()
 
 
 def technique_suite(store: Store, config: PipelineConfig, reranker: str) -> Suite:
@@ -134,19 +189,29 @@ def run_rows(
     return result_document(suite, rows, labels, runner.corpus_sha256(suite, store), embedder)
 
 
+def _against(part: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """One row's (or one subset's) metric and, against the baseline, its difference, interval, p and
+    verdict."""
+    entry: dict[str, Any] = {metric: part["metrics"].get(metric)}
+    against = part.get("comparisons", {}).get("baseline", {}).get(metric)
+    if against is not None:
+        entry.update(
+            difference=against["difference"],
+            ci=[against["ci_low"], against["ci_high"]],
+            p=against["p_sign"],
+            verdict=verdict(against),
+        )
+    return entry
+
+
 def summary(document: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
-    """Each row's metric and, against the baseline, its difference, interval, p and verdict."""
+    """Each row's metric and, against the baseline, its difference, interval, p and verdict; on a
+    suite split by what training saw, the same for each subset (``by_subset``)."""
     out = []
     for row in document["rows"]:
-        entry: dict[str, Any] = {"name": row["name"], metric: row["metrics"].get(metric)}
-        against = row.get("comparisons", {}).get("baseline", {}).get(metric)
-        if against is not None:
-            entry.update(
-                difference=against["difference"],
-                ci=[against["ci_low"], against["ci_high"]],
-                p=against["p_sign"],
-                verdict=verdict(against),
-            )
+        entry: dict[str, Any] = {"name": row["name"], **_against(row, metric)}
+        if "by_subset" in row:
+            entry["by_subset"] = {name: _against(part, metric) for name, part in row["by_subset"].items()}
         out.append(entry)
     for entry in document.get("skipped", []):
         out.append({"name": entry["name"], "skipped": entry["reason"]})
@@ -184,15 +249,15 @@ def check_store(
     from clear_rag.session import store_chunking, sync_indexes
 
     base = config or PipelineConfig().replace(chunking=store_chunking(store))
-    suite = technique_suite(store, base, reranker)
-    sync_indexes(store, [row.config for row in suite.rows], embedder)  # the Porter index, where missing
-    labels = probe_labels(store, settings)
-    document = run_rows(suite, store, labels, [HEADLINE], embedder)
+    with probing(store, settings) as (probed, labels):
+        suite = technique_suite(probed, base, reranker)
+        sync_indexes(probed, [row.config for row in suite.rows], embedder)  # the Porter index, say
+        document = run_rows(suite, probed, labels, [HEADLINE], embedder)
     return {
         "store": str(store.directory),
         "reranker": reranker,
         "probes": len(labels.questions),
-        "settings": {"probes": settings.probes, "mask": settings.mask, "seed": settings.seed},
+        "settings": settings_record(settings),
         "models": sorted({m for r in document["rows"] for m in r.get("models", {}).values()}),
         "rows": summary(document, HEADLINE),
     }
@@ -221,12 +286,14 @@ def suite_agreement(
         names = runner.metric_names(suite, labels)
         metric = HEADLINE if HEADLINE in names else names[0]
         real = summary(run_rows(techniques, store, labels, [metric], embedder), metric)
-        probes = probe_labels(store, settings)
-        probe = summary(run_rows(techniques, store, probes, [HEADLINE], embedder), HEADLINE)
+        with probing(store, settings) as (probed, probes):
+            asked = technique_suite(probed, base, reranker)
+            sync_indexes(probed, [row.config for row in asked.rows], embedder)
+            probe = summary(run_rows(asked, probed, probes, [HEADLINE], embedder), HEADLINE)
     finally:
         store.close()
     return {
-        "suite": name,
+        "suite": suite.name,
         "metric": metric,
         "questions": len(labels.questions),
         "probes": len(probes.questions),
@@ -234,6 +301,41 @@ def suite_agreement(
         "probe": probe,
         "agreement": agreement(real, probe, (metric, HEADLINE)),
     }
+
+
+def agreement_document(
+    measured: Sequence[Mapping[str, Any]],
+    *,
+    settings: CheckSettings,
+    embedder: str,
+    reranker: str,
+    command: str,
+) -> dict[str, Any]:
+    """The agreement file's document (``results/check/*.json``): ``suite_agreement`` of each suite, with
+    how, when and with which models and libraries it was measured."""
+    from datetime import UTC, datetime
+
+    from clear_rag.packaged import library_versions
+
+    return {
+        "kind": "check-agreement",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "settings": settings_record(settings),
+        "embedder": embedder,
+        "reranker": reranker,
+        "versions": library_versions(),
+        "suites": list(measured),
+    }
+
+
+def save_agreement(path: Path, document: Mapping[str, Any]) -> Path:
+    """Write an agreement document atomically (its folder made where missing)."""
+    from clear_rag.atomic import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(dict(document), indent=1, sort_keys=True) + "\n")
+    return path
 
 
 def save_check(directory: Path, found: Mapping[str, Any]) -> Path:

@@ -91,10 +91,16 @@ def shipped_embedder(name: str, **settings: Any) -> Any:
     its batch_size and threads, its own defaults where not given).
 
     Texts are cut at ``SERVE_TOKENS``, as the base model's are, whatever length it was trained at."""
+    return trained_embedder(model_folder(name), name, **settings)
+
+
+def trained_embedder(folder: Path, name: str | None = None, **settings: Any) -> Any:
+    """An embedder trained here, shipped or written by ``clear-rag train embedder --out FOLDER`` (or
+    ``--corpus STORE``), loaded by ``OnnxEmbedder`` with its version from its manifest."""
     from clear_rag.providers.onnx import OnnxEmbedder
 
-    found = manifest(name)
-    folder = model_folder(name)
+    found = read_manifest(folder)
+    name = name or folder.name
     return OnnxEmbedder(
         folder / "model_int8.onnx",
         folder / "tokenizer.json",

@@ -114,6 +114,9 @@ def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None)
     if name in models.EMBEDDERS:  # trained here, shipped in the package
         embedder: Embedder = models.shipped_embedder(name)
         return embedder
+    if (Path(name) / models.MANIFEST).is_file():  # a folder `clear-rag train embedder --out` wrote
+        trained: Embedder = models.trained_embedder(Path(name))
+        return trained
     if name == "hash":
         from clear_rag.providers.fake import HashEmbedder
 

@@ -18,6 +18,8 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
 - ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``);
 - ``agreement``: the technique check against real questions (``agreement.agreement_table``);
+- ``rerankers``: the rerank rows of every agreement file in the block's folder side by side, one per
+  reranker (``agreement.reranker_table``; name ``check/*``);
 - ``parse``: the PDF parsers' word, order, table-cell and furniture scores (``tables.parse_table``);
 - ``reproduce``: the command behind every result file (``commands.reproduce_table``, name ``*``);
 - ``plot WHICH``: an SVG plot (``plots``) written to ``site/plots/`` and linked from the page.
@@ -187,6 +189,15 @@ def _agreement(block: Block, page: Path, results: Results) -> str:
     return agreement_table(results.load(block.name), results.path(block.name).as_posix())
 
 
+def _rerankers(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.agreement import reranker_table
+
+    folder = block.name.removesuffix("*")
+    named = [n for n in results.names() if n.startswith(folder) and "/" not in n.removeprefix(folder)]
+    named.sort(key=lambda n: (n != f"{folder}agreement", n))  # the shipped reranker's file first
+    return reranker_table([(results.path(n).as_posix(), results.load(n)) for n in named])
+
+
 def _reproduce(block: Block, page: Path, results: Results) -> str:
     from clear_rag.report.commands import reproduce_table
 
@@ -204,6 +215,7 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "check": _query("check"),
     "bench": _bench,
     "agreement": _agreement,
+    "rerankers": _rerankers,
     "reproduce": _reproduce,
     "plot": _plot_link,
 }
@@ -234,8 +246,10 @@ def plots_named(text: str) -> list[tuple[str, str]]:
 
 
 def _source(block: Block, results: Results) -> str:
-    """What a block is rendered from: its file, or the results folder for ``*``."""
-    return f"{results.folders[0].as_posix()}/" if block.name == "*" else results.path(block.name).as_posix()
+    """What a block is rendered from: its file, or the results folder (or subfolder) for ``*``."""
+    if block.name.endswith("*"):
+        return f"{results.folders[0].as_posix()}/{block.name.removesuffix('*')}"
+    return results.path(block.name).as_posix()
 
 
 @dataclass(frozen=True)

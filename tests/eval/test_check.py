@@ -90,6 +90,29 @@ def test_agreement_counts_verdicts_and_orders_rows() -> None:
     )
 
 
+def test_the_summary_splits_each_row_by_what_training_saw() -> None:
+    from clear_rag.results.document import aggregate, comparisons
+
+    def row(name: str, values: list[float]) -> dict[str, object]:
+        questions = [
+            {"id": f"q{i}", "subset": "seen" if i % 2 else "unseen", "metrics": {"ndcg@10": v}}
+            for i, v in enumerate(values)
+        ]
+        return {"name": name, "questions": questions, "metrics": aggregate(questions, ["ndcg@10"])}
+
+    base = [0.2, 0.5, 0.4, 0.5, 0.1, 0.9, 0.3, 0.2]
+    rows = [row("base", base), row("other", [v + (0.3 if i % 2 else -0.1) for i, v in enumerate(base)])]
+    comparisons(rows, "base")
+    found = check.summary({"rows": rows}, "ndcg@10")
+    assert "by_subset" not in found[0] or "verdict" not in found[0]["by_subset"]["seen"]
+    split = found[1]["by_subset"]
+    assert split["seen"]["difference"] == pytest.approx(0.3)
+    assert split["unseen"]["difference"] == pytest.approx(-0.1)
+    assert split["seen"]["verdict"] == "helps"
+    assert split["unseen"]["verdict"] == "hurts"
+    assert found[1]["difference"] == pytest.approx(0.1)
+
+
 @pytest.fixture
 def tech_store(tmp_path: Path) -> Path:
     directory = tmp_path / "store"
@@ -113,11 +136,16 @@ def test_probes_come_from_held_out_documents_and_label_their_sentence(tech_store
             assert set(re.findall(r"\w+", question.question)) <= set(re.findall(r"\w+", label.quote))
 
 
-def test_the_check_runs_every_technique_on_the_fakes(tech_store: Path) -> None:
+@pytest.mark.parametrize("cut", [False, True])
+def test_the_check_runs_every_technique_on_the_fakes(tech_store: Path, cut: bool) -> None:
     with Store(tech_store) as store:
         found = check.check_store(
-            store, embedder=HashEmbedder(), reranker="lexical", settings=check.CheckSettings(probes=30)
+            store,
+            embedder=HashEmbedder(),
+            reranker="lexical",
+            settings=check.CheckSettings(probes=30, cut=cut),
         )
+    assert found["settings"].get("cut", False) is cut
     names = [row["name"] for row in found["rows"]]
     assert names == [name for name, _ in check.TECHNIQUES]
     baseline, *others = found["rows"]
@@ -126,7 +154,7 @@ def test_the_check_runs_every_technique_on_the_fakes(tech_store: Path) -> None:
         assert row["verdict"] in {"helps", "hurts", "no clear effect"}
         assert row["ci"][0] <= row["difference"] <= row["ci"][1]
         assert row["difference"] == pytest.approx(row["ndcg@10"] - baseline["ndcg@10"], abs=1e-4)
-    assert found["probes"] == 30
+    assert found["probes"] == 30 if not cut else 0 < found["probes"] <= 30
 
 
 def test_the_command_prints_each_row_and_how_far_to_trust_it(
@@ -185,3 +213,84 @@ def test_a_store_of_one_document_is_probed_by_its_chunks(tmp_path: Path) -> None
         chunk_id = question.id.split(":", 1)[1].split("@")[0]
         assert held_out(chunk_id, settings)  # its chunk drew "held apart"
         assert chunks[chunk_id].doc_id == question.labels[0].doc_id
+
+
+def test_the_agreement_of_a_split_suite_is_saved_with_its_subsets_and_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --agreement SUITE --save-results` on the fakes: every real row of a suite split by what
+    training saw carries its seen and unseen parts, the file names the libraries that made it, and the
+    rerankers' table sets one line per reranker file beside another."""
+    from clear_rag.report.agreement import reranker_table
+    from tests.toy import write_beir
+
+    monkeypatch.chdir(tmp_path)
+    write_beir(tmp_path / "toy")
+    (tmp_path / "toy" / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\nt1\td1\t1\n")
+    (tmp_path / "s.yaml").write_text(
+        "name: s\nbeir: toy\ntraining_split: train\nbaseline: a\nrows: [{name: a}]\n", encoding="utf-8"
+    )
+    arguments = ["check", "--agreement", "s.yaml", "--embedder", "hash", "--reranker", "lexical"]
+    result = runner.invoke(
+        app, [*arguments, "--probes", "5", "--store", "st", "--save-results", "--out", "out.json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert document["kind"] == "check-agreement" and document["reranker"] == "lexical"
+    assert {"python", "numpy"} <= set(document["versions"])
+    (entry,) = document["suites"]
+    assert entry["questions"] == 2
+    for row in entry["real"]:
+        assert set(row["by_subset"]) == {"seen", "unseen"}
+    table = reranker_table([("a.json", document), ("b.json", {**document, "reranker": "x/other"})])
+    lines = [line for line in table.splitlines() if line.startswith("| s |")]
+    assert [line.split(" | ")[1] for line in lines] == ["lexical", "other"]
+    assert "unseen questions" in table.splitlines()[0]
+
+
+@given(
+    st.text(alphabet="ab. ", min_size=1, max_size=40),
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 8)), max_size=5),
+)
+def test_cutting_spans_out_keeps_every_other_character_where_moved_says(
+    text: str, raw: list[tuple[int, int]]
+) -> None:
+    from clear_rag.eval.cut import cut_document, merged, moved
+    from clear_rag.types import Block, Document
+
+    spans = merged((min(s, len(text)), min(s + n, len(text))) for s, n in raw)
+    doc = Document("d", "d", "h", text, (Block("paragraph", 0, len(text)),))
+    after = cut_document(doc, spans)
+    kept = [i for i in range(len(text)) if not any(s <= i < e for s, e in spans)]
+    assert after.text == "".join(text[i] for i in kept)
+    assert all(after.text[moved(i, spans)] == text[i] for i in kept)
+    assert moved(len(text), spans) == len(after.text)
+    assert after.content_hash != doc.content_hash or not spans
+    assert all(0 <= b.start < b.end <= len(after.text) for b in after.blocks)
+
+
+def test_a_cut_copy_holds_no_probe_sentence_and_labels_what_is_left_of_its_chunk(
+    tech_store: Path, tmp_path: Path
+) -> None:
+    from clear_rag.config import PipelineConfig
+    from clear_rag.session import sync_indexes
+
+    settings = check.CheckSettings(probes=20, cut=True)
+    with Store(tech_store) as store:
+        before = {c.id: c.text for c in store.chunks()}
+        sentences = {
+            p.id: c.text[p.sentence[0] : p.sentence[1]] for p, c, _ in check._probes(store, settings)
+        }
+        with check.probing(store, settings) as (copy, labels):
+            assert copy.directory != store.directory
+            texts = [c.text for c in copy.chunks()]
+            assert labels.questions and len(labels.questions) <= len(sentences)
+            for question in labels.questions:
+                assert not any(sentences[question.id] in text for text in texts)
+                (label,) = question.labels
+                assert copy.document_text(label.doc_id)[label.start : label.end] == label.quote
+                assert label.quote.strip() == label.quote and label.quote
+            sync_indexes(copy, [PipelineConfig()], None)
+            where = copy.directory
+        assert not where.exists()  # the copy goes when the check is done
+        assert {c.id: c.text for c in store.chunks()} == before  # and the store was never touched

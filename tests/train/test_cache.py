@@ -148,15 +148,18 @@ def test_without_the_data_the_asset_is_skipped(tmp_path: Path) -> None:
     assert "no SciFact" in str(event.materialization.metadata["skipped"].value)
 
 
+@pytest.mark.parametrize("kind", ["cross-encoder", "bi-encoder"])
 def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
-    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`clear-rag train reranker --corpus STORE`: the store's digest and the pair settings join the
-    key, so a second run over an unchanged store trains nothing, and a changed store trains again."""
+    """`clear-rag train reranker --corpus STORE` (and `train embedder --corpus`): the store's digest and
+    the pair settings join the key, so a second run over an unchanged store trains nothing, and a
+    changed store trains again."""
     from dataclasses import asdict
 
     from clear_rag.train import corpus as corpus_module
     from clear_rag.train.corpus import ingest_folder
+    from clear_rag.train.embedder import EmbedderSettings
     from clear_rag.train.pairs import PairSettings
 
     corpus = tmp_path / "corpus"
@@ -164,7 +167,8 @@ def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
     corpora = [corpus_module.Corpus("sample", ingest_folder(corpus, tmp_path / "store", lambda _: None))]
 
     def corpus_key() -> str:
-        wanted = build.inputs("cross-encoder", data, build.MiningSettings(), CrossEncoderSettings())
+        settings = CrossEncoderSettings() if kind == "cross-encoder" else EmbedderSettings()
+        wanted = build.inputs(kind, data, build.MiningSettings(), settings)
         wanted["corpora"] = corpus_module.corpus_digests(corpora)
         wanted["pairs"] = asdict(PairSettings())
         return mf.cache_key(wanted)
@@ -175,10 +179,61 @@ def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
     files = {name: file_sha256(folder / name) for name in build.SHIPPED}
     mf.write_manifest(folder, {"cache_key": before, "files": files, "steps": 1, "pairs": 2})
     refuse_training(monkeypatch)
-    manifest, trained = build.build_reranker(
-        out=folder, data_folder=data, corpora=corpora, log=lambda _: None
-    )
+    builder = build.build_reranker if kind == "cross-encoder" else build.build_embedder
+    manifest, trained = builder(out=folder, data_folder=data, corpora=corpora, log=lambda _: None)
     assert not trained and manifest["cache_key"] == before
     (corpus / "new.md").write_text("# Saddles\n\nA saddle is set level before a ride.\n", encoding="utf-8")
     ingest_folder(corpus, tmp_path / "store", lambda _: None)
     assert corpus_key() != before
+
+
+def tech_layouts() -> list[object]:
+    from assets.layout import Layout
+
+    return [Layout.load(name, embedder="hash") for name in ("tech", "tech-expansion")]
+
+
+def test_suites_over_one_store_share_one_adapted_reranker() -> None:
+    from assets.training import adaptation_assets
+
+    keys = {d.key.to_user_string() for d in adaptation_assets(tech_layouts())}  # type: ignore[arg-type]
+    assert keys == {"tech/adapted_reranker", "tech/adaptation"}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_without_torch_the_adaptation_is_skipped_and_nothing_is_measured(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a machine without the train extra both assets succeed, say why they did nothing, and leave
+    no model folder and no result file."""
+    from dagster import materialize
+
+    from assets.resources import EmbedderResource, PathsResource
+    from assets.training import ADAPTED_FOLDER, adaptation_assets
+    from clear_rag.errors import ModelError
+    from clear_rag.eval.runner import fill_store, store_dir
+
+    (layout, _) = tech_layouts()
+    suite = layout.suite  # type: ignore[attr-defined]
+    chunking = next(r for r in suite.rows if r.name == suite.baseline).config.chunking
+    fill_store(suite, chunking, tmp_path / "stores", None)[0].close()
+
+    def no_torch() -> None:
+        raise ModelError("training needs torch, which is not installed", field="train", fix="install it")
+
+    monkeypatch.setattr("clear_rag.train.require_torch", no_torch)
+    paths = PathsResource(store_root=str(tmp_path / "stores"), results_dir=str(tmp_path / "results"))
+    result = materialize(
+        adaptation_assets([layout], data),  # type: ignore[list-item]
+        resources={"paths": paths, "embedder": EmbedderResource(name="hash")},
+        selection=["tech/adapted_reranker", "tech/adaptation"],
+    )
+    skipped = {
+        e.asset_key.to_user_string(): str(e.materialization.metadata["skipped"].value)
+        for e in result.get_asset_materialization_events()
+        if e.asset_key is not None
+    }
+    assert "torch" in skipped["tech/adapted_reranker"]
+    assert ADAPTED_FOLDER in skipped["tech/adaptation"]
+    assert not (tmp_path / "results").exists()
+    assert not (store_dir(suite, chunking, tmp_path / "stores") / ADAPTED_FOLDER / mf.MANIFEST).exists()

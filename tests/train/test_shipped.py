@@ -75,6 +75,20 @@ def test_a_trained_folder_given_as_a_path_loads_as_trained(tmp_path: Path) -> No
     assert reranker.max_tokens == found["inputs"]["training"]["max_tokens"]
 
 
+def test_a_trained_embedder_folder_given_as_a_path_loads_as_trained(tmp_path: Path) -> None:
+    """A folder `clear-rag train embedder --out` (or `--corpus`) wrote is an embedder name anywhere one is
+    taken, under its folder's name and its manifest's version; its vectors are the shipped one's."""
+    copy = tmp_path / "my-embedder"
+    shutil.copytree(models.FOLDER / build.EMBEDDER, copy)
+    embedder = make_embedder(str(copy))
+    assert (embedder.name, embedder.version) == (
+        "my-embedder",
+        models.version(models.manifest(build.EMBEDDER)),
+    )
+    shipped = make_embedder(build.EMBEDDER)
+    assert np.allclose(embedder.embed([CLAIM], "query"), shipped.embed([CLAIM], "query"), atol=1e-6)
+
+
 @pytest.mark.slow
 def test_the_shipped_embedder_loads_by_name_and_puts_the_claim_nearest_its_abstract() -> None:
     embedder = make_embedder(build.EMBEDDER)
