@@ -5,7 +5,9 @@ configs will search up to date, embedding only new chunks. ``open_pipeline`` is 
 that asks a question does (``clear-rag ask``, the evaluation runner, the asset graph, the server):
 it checks the config against the store (the chunking it names must be the one the store was built
 with) and loads the indexes as they are, failing with "run `clear-rag ingest`" when one is behind
-or damaged, so that no question ever pays for indexing.
+or damaged, so that no question ever pays for indexing. Both read the store through one snapshot
+(``clear_rag.store.snapshot``), so an index and the documents it is checked against, or built
+from, are one generation of the store however an ingest beside them moves on.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from clear_rag.chunk.factory import chunker_for
 from clear_rag.config import ChunkingConfig, PipelineConfig
 from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index.places import (
+    IndexBehindError,
     IndexHealth,
     health,
     keyword_place,
@@ -28,7 +31,8 @@ from clear_rag.index.sync import SyncReport, keyword_index, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.retrieve.stages import ChunkRef, VectorSearchIndex
-from clear_rag.store.sqlite import Store
+from clear_rag.store.snapshot import Snapshot, no_ingest_under_way
+from clear_rag.store.sqlite import Store, holds_ingest_lock
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
 
 Progress = Callable[[int, int], None]
@@ -103,9 +107,13 @@ def sync_indexes(
     """
     wanted = list(configs)
     stems = sorted({c.stem for c in wanted if "keyword" in c.retrievers})
-    reports = [keyword_index(store, stem=stem, rebuild=rebuild)[1] for stem in stems]
-    if embedder is not None and any("vector" in c.retrievers for c in wanted):
-        reports.append(vector_index(store, embedder, progress=progress, rebuild=rebuild)[1])
+    # One snapshot for every index: each manifest then describes the same generation of the store,
+    # even while another ingest stores documents.
+    with Snapshot(store.directory) as seen:
+        reports = [keyword_index(seen, stem=stem, rebuild=rebuild)[1] for stem in stems]
+        if embedder is not None and any("vector" in c.retrievers for c in wanted):
+            reports.append(vector_index(seen, embedder, progress=progress, rebuild=rebuild)[1])
+    store.indexed(seen.generation())
     return reports
 
 
@@ -129,41 +137,72 @@ def open_pipeline(
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
     tokenizer: TokenCounter | None = None,
+    wait: bool = True,
 ) -> Pipeline:
     """A pipeline for ``config`` over ``store``: the chunking checked, the indexes loaded (never built).
 
+    Everything it reads comes from one snapshot of the store (``Snapshot``), the indexes checked
+    against the documents in it, and its texts stay that snapshot's generation for as long as it is
+    used: an ingest that commits meanwhile is not seen by it, even in part. Indexes that do not
+    cover the snapshot while an ingest is under way (it has stored documents and not yet indexed
+    them) are its work in progress: with ``wait`` the pipeline is opened once the ingest is done;
+    without, ``IndexBehindError`` says so at once (a caller with an older pipeline keeps asking it).
+
     The reranker is the one ``config.reranker`` names unless one is given (tests give the fake).
     """
-    check_chunking(store, config)
-    keyword = None
-    vectors: VectorSearchIndex | None = None
-    if "keyword" in config.retrievers:
-        keyword = load_keyword(store, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
-    if "vector" in config.retrievers:
-        if embedder is None:
-            raise ConfigError(
-                "searches vectors, which needs an embedder",
-                field="retrievers",
-                value=list(config.retrievers),
-                fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
-            )
-        vectors = load_vectors(store, embedder)
-        if config.vector_index != "exact":  # the approximate-index experiment, built in memory
-            from clear_rag.index.ann import AnnIndex, settings_for
+    try:
+        return _open(store, config, embedder, reranker, tokenizer)
+    except IndexBehindError:
+        # This thread's own changes are what the indexes lack: waiting for them would never end.
+        if not wait or holds_ingest_lock(store.directory):
+            raise
+    with no_ingest_under_way(store.directory):
+        return _open(store, config, embedder, reranker, tokenizer)
 
-            vectors = AnnIndex.from_exact(vectors, settings_for(config.vector_index))
-    if config.rerank and reranker is None:
-        from clear_rag.providers.select import make_reranker
 
-        reranker = make_reranker(config.reranker)
-    table = {cid: ChunkRef(doc, start, end) for cid, doc, start, end in store.chunk_spans()}
-    return Pipeline(
-        config,
-        table=table,
-        doc_text=store.document_text,
-        tokenizer=tokenizer if tokenizer is not None else default_tokenizer(),
-        keyword=keyword,
-        vectors=vectors,
-        embedder=embedder,
-        reranker=reranker,
-    )
+def _open(
+    store: Store,
+    config: PipelineConfig,
+    embedder: Embedder | None,
+    reranker: Reranker | None,
+    tokenizer: TokenCounter | None,
+) -> Pipeline:
+    seen = Snapshot(store.directory)
+    try:
+        check_chunking(seen, config)
+        keyword = None
+        vectors: VectorSearchIndex | None = None
+        if "keyword" in config.retrievers:
+            keyword = load_keyword(seen, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
+        if "vector" in config.retrievers:
+            if embedder is None:
+                raise ConfigError(
+                    "searches vectors, which needs an embedder",
+                    field="retrievers",
+                    value=list(config.retrievers),
+                    fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
+                )
+            vectors = load_vectors(seen, embedder)
+            if config.vector_index != "exact":  # the approximate-index experiment, built in memory
+                from clear_rag.index.ann import AnnIndex, settings_for
+
+                vectors = AnnIndex.from_exact(vectors, settings_for(config.vector_index))
+        if config.rerank and reranker is None:
+            from clear_rag.providers.select import make_reranker
+
+            reranker = make_reranker(config.reranker)
+        table = {cid: ChunkRef(doc, start, end) for cid, doc, start, end in seen.chunk_spans()}
+        seen.release()
+        return Pipeline(
+            config,
+            table=table,
+            texts=seen,
+            tokenizer=tokenizer if tokenizer is not None else default_tokenizer(),
+            keyword=keyword,
+            vectors=vectors,
+            embedder=embedder,
+            reranker=reranker,
+        )
+    except BaseException:
+        seen.close()
+        raise

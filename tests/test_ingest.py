@@ -12,8 +12,12 @@ from clear_rag.chunk.factory import make_chunker
 from clear_rag.ingest import discover, ingest, parse_file
 from clear_rag.parse.base import Parsed, Parser
 from clear_rag.parse.registry import get_parser as real_get_parser
+from clear_rag.providers.fake import HashEmbedder
+from clear_rag.session import sync_indexes
 from clear_rag.store import Store
+from clear_rag.store.sqlite import holds_ingest_lock
 from clear_rag.tokens import RegexTokenizer
+from tests.conftest import toy_config
 
 
 class _Counting:
@@ -303,3 +307,24 @@ def test_discover_still_returns_files_and_outcomes(tmp_path: Path, corpus: Path)
     files, outcomes = discover([corpus, tmp_path / "missing"])
     assert [f.name for f in files] == ["a.md", "b.txt", "c.html"]
     assert [o.action for o in outcomes] == ["failed"]
+
+
+def test_an_ingest_that_changes_documents_holds_the_ingest_lock_until_its_indexes_are_synced(
+    tmp_path: Path, corpus: Path, chunker: Chunker
+) -> None:
+    """From its first change until ``sync_indexes``, a question that finds the indexes behind waits
+    for the ingest (``open_pipeline``); an ingest that changes nothing never makes one wait."""
+    with Store(tmp_path / "s", root=tmp_path) as store:
+        ingest(store, [corpus], chunker)
+        assert holds_ingest_lock(store.directory)
+        sync_indexes(store, [toy_config()], HashEmbedder(dim=64))
+        assert not holds_ingest_lock(store.directory)
+        before = store.generation()
+        ingest(store, [corpus], chunker)  # nothing changed
+        assert not holds_ingest_lock(store.directory)
+        assert store.generation() == before
+        (corpus / "b.txt").unlink()
+        ingest(store, [corpus], chunker, prune=True)
+        assert holds_ingest_lock(store.directory)
+        assert store.generation() == before + 1
+    assert not holds_ingest_lock(tmp_path / "s")  # closing the store releases it

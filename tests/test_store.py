@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
 from clear_rag.errors import StoreError
-from clear_rag.store import SCHEMA_VERSION, Store
-from clear_rag.types import Block, Chunk, Document
+from clear_rag.store import SCHEMA_VERSION, Snapshot, Store
+from clear_rag.store.snapshot import no_ingest_under_way
+from clear_rag.store.sqlite import holds_ingest_lock
+from clear_rag.types import Block, Chunk, Document, Trace
 
 
 def _doc(text: str = "alpha beta. gamma delta.") -> tuple[Document, list[Chunk]]:
@@ -159,3 +162,133 @@ def test_titles_are_the_first_heading_else_the_first_line_with_words(tmp_path: P
     assert long_line.startswith(got["c.txt"][:-1])
     assert got["d.txt"] == ""  # no line holds a word
     assert "gone.md" not in got
+
+
+# -- generations, snapshots and the ingest lock ------------------------------------------------------
+
+
+def _save_trace(store: Store, trace_id: str) -> None:
+    store.save_trace(Trace(trace_id, "q", (), (), created_at="2026-01-01T00:00:00"))
+
+
+def test_the_generation_counts_changes_to_documents_and_chunks_only(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        assert store.generation() == 0
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        store.replace_chunks("d.txt", chunks[:1], chunker="c2")
+        _save_trace(store, "t1")  # a trace changes no document: a snapshot of before still holds
+        assert store.generation() == 2
+        store.delete("d.txt")
+        assert store.generation() == 3
+        with pytest.raises(sqlite3.IntegrityError):  # a change that fails is no change
+            store.put(doc, [chunks[0], chunks[0]], parser="p", chunker="c", size_bytes=24)
+        assert store.generation() == 3
+
+
+def test_a_snapshot_reads_the_store_as_it_was_whatever_commits_meanwhile(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    shorter = Document("d.txt", "/x/d.txt", "h2", "alpha beta.", doc.blocks[:0])
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        with Snapshot(tmp_path / "s") as seen:
+            store.put(shorter, chunks[:1], parser="p", chunker="c", size_bytes=11)
+            assert seen.generation() == 1 and store.generation() == 2
+            assert seen.document_text("d.txt") == doc.text
+            assert seen.chunk_spans() == [(c.id, c.doc_id, c.start, c.end) for c in chunks]
+            store.delete("d.txt")
+            assert seen.document("d.txt") == doc
+        with Snapshot(tmp_path / "s") as now:
+            assert now.generation() == 3 and now.chunk_spans() == []
+            with pytest.raises(StoreError, match="read-only"):
+                now.delete("d.txt")
+
+
+def test_a_released_snapshot_reads_its_generations_texts_and_holds_no_read(tmp_path: Path) -> None:
+    """After ``release`` the WAL file can be checkpointed to nothing (no read is open), and the texts
+    are still the snapshot's, from the versions kept of what was replaced or deleted since."""
+    doc, chunks = _doc()
+    other = Document("e.txt", "/x/e.txt", "h3", "epsilon.", ())
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        store.put(other, [], parser="p", chunker="c", size_bytes=8)
+        with Snapshot(tmp_path / "s") as seen:
+            assert checkpoint(tmp_path / "s") == 1  # busy: the snapshot's read holds the WAL
+            seen.release()
+            assert checkpoint(tmp_path / "s") == 0
+            store.put(
+                Document("d.txt", "/x/d.txt", "h2", "alpha.", ()), [], parser="p", chunker="c", size_bytes=6
+            )
+            store.put(
+                Document("d.txt", "/x/d.txt", "h4", "alpha beta.", ()),
+                [],
+                parser="p",
+                chunker="c",
+                size_bytes=11,
+            )
+            store.delete("e.txt")
+            assert seen.document_text("d.txt") == doc.text  # the first version retired after it
+            assert seen.document_text("e.txt") == "epsilon."
+            with pytest.raises(KeyError):
+                seen.document_text("never.txt")
+            with Snapshot(tmp_path / "s") as now:
+                assert now.document_text("d.txt") == "alpha beta."
+                with pytest.raises(KeyError):
+                    now.document_text("e.txt")
+
+
+def test_kept_versions_are_forgotten_at_the_second_indexing_after_them(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        with Snapshot(tmp_path / "s") as seen:
+            seen.release()
+            store.delete("d.txt")
+            store.indexed(store.generation())  # the indexes catch up: a reader of before may still ask
+            store.indexed(store.generation())  # an ingest that changed nothing: still kept
+            assert seen.document_text("d.txt") == doc.text
+            store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+            store.indexed(store.generation())  # the next ingest's: every reader has moved on
+            with pytest.raises(StoreError, match=r"no longer keeps the texts of generation 1 .*Ask again"):
+                seen.document_text("d.txt")  # stored again since, but not as of generation 1
+
+
+def checkpoint(store: Path) -> int:
+    """Checkpoint the store's WAL file into the database and truncate it; 1 when a read held it."""
+    db = sqlite3.connect(store / "clear-rag.db", timeout=0)  # busy at once, not after 5 s of retries
+    try:
+        return int(db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_change_to_documents_holds_the_ingest_lock_until_released(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    order: list[str] = []
+    with Store(tmp_path / "s") as store:
+        _save_trace(store, "t1")
+        assert not holds_ingest_lock(tmp_path / "s")  # traces are not an ingest
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        assert holds_ingest_lock(tmp_path / "s")
+
+        def reader() -> None:
+            assert not holds_ingest_lock(tmp_path / "s")  # held by the thread that changed documents
+            with no_ingest_under_way(tmp_path / "s"):
+                order.append("read")
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        order.append("released")  # before the release: the reader cannot be in until after it
+        store.release_ingest_lock()
+        thread.join(5)
+        assert not holds_ingest_lock(tmp_path / "s")
+    assert order == ["released", "read"]
+
+
+def test_closing_a_store_releases_its_ingest_lock(tmp_path: Path) -> None:
+    doc, chunks = _doc()
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+    assert not holds_ingest_lock(tmp_path / "s")
+    with no_ingest_under_way(tmp_path / "s"):  # nothing to wait for
+        pass

@@ -25,6 +25,7 @@ from clear_rag.cli.app import (
     open_existing,
 )
 from clear_rag.config import PipelineConfig
+from clear_rag.discover import shown
 from clear_rag.errors import ClearRagError
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from clear_rag.generate.planner import Event
 
 INCOMPLETE = "(answer incomplete: it was stopped by the error below, and no trace was stored)"
+NOT_UTF8 = "the question is not valid UTF-8, so it is asked and stored with \\x escapes"
 
 TopOption = Annotated[int, typer.Option("--top", help="Candidates shown per stage.")]
 
@@ -107,7 +109,9 @@ def ask_command(
     from clear_rag.providers.select import make_chat, make_embedder, server_timeout
     from clear_rag.session import open_pipeline
 
+    question = escaped_question(question)
     chat_model = None
+    pipeline = None
     printer: _Printer | None = None
     try:
         seconds = server_timeout(timeout)  # checked even when no model behind a server is used
@@ -119,7 +123,8 @@ def ask_command(
                 chat_model = make_chat(chat, timeout=seconds)
             printer = _Printer(question, pipeline.chunk_text, show_stages=stages or no_generate, top=top)
             checker = support_checker(settings.support_model)
-            printer.document_text = opened.document_text
+            # the texts of the snapshot the pipeline read, not the store's now: an ingest may have moved on
+            printer.document_text = pipeline.document_text
             asked = time.perf_counter()
             trace = Planner(pipeline, chat_model, support=checker).run(
                 question, generate=not no_generate, on_event=printer
@@ -129,7 +134,7 @@ def ask_command(
             stored = not opened.read_only
             if stored:
                 opened.save_trace(trace, config_hash=settings.hash())
-            cited = render_citations(trace, opened.document_text) if not no_generate else ""
+            cited = render_citations(trace, pipeline.document_text) if not no_generate else ""
     except ClearRagError as err:
         if printer is not None and printer.answering:
             # The tokens printed so far are not the answer; say so, on a line of its own.
@@ -138,6 +143,8 @@ def ask_command(
     finally:
         if chat_model is not None:
             close_provider(chat_model)
+        if pipeline is not None:
+            pipeline.close()
     if no_generate:
         typer.echo(
             f"\ncontext: {len(trace.context)} characters, {trace.stages[-1].detail.get('tokens', 0)} tokens"
@@ -159,6 +166,17 @@ def ask_command(
         typer.echo(f"\ntrace {trace.id} stored; {replay}")
     else:
         typer.echo(f"\ntrace {trace.id} not stored: {store} is read-only (this process may not write it)")
+
+
+def escaped_question(question: str) -> str:
+    """The question as text that can be searched, printed and stored: bytes of it that are not UTF-8
+    (which Python carries as lone surrogates, as it does in file names) written as ``\\xff`` escapes,
+    with a warning. The predecessor answered such a question and then failed to store its trace with
+    a ``UnicodeEncodeError`` traceback (and the shipped cross-encoder refused it with a ``TypeError``)."""
+    escaped = shown(question)
+    if escaped != question:
+        typer.echo(f"warning: {NOT_UTF8}: {escaped}", err=True)
+    return escaped
 
 
 def waited(parts: Sequence[tuple[str, float]]) -> str:

@@ -20,10 +20,11 @@ from clear_rag.cli.app import (
     fail,
     open_existing,
 )
-from clear_rag.errors import ClearRagError
+from clear_rag.errors import ClearRagError, ConfigError
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 
 LOOPBACK = "127.0.0.1"
+MAX_PORT = 65535
 
 
 @app.command("serve")
@@ -44,20 +45,22 @@ def serve_command(
     """Serve the chat page: retrieval streamed stage by stage, then the answer, with its trace.
 
     Bound to 127.0.0.1 unless --host says otherwise: the page answers from your documents to whoever
-    can reach it, with no login.
+    can reach it, with no login. It answers only requests addressed to 127.0.0.1, localhost or
+    --host, and API requests only from its own page or from programs, never from another site's page.
     """
-    import uvicorn
-
     from clear_rag.cli.ask import run_config
     from clear_rag.index import compiled
     from clear_rag.web.app import create_app
+    from clear_rag.web.guard import allowed_hosts
     from clear_rag.web.runner import Models
+    from clear_rag.web.serving import make_server
 
     try:
+        _check_port(port)
         opened = open_existing(store)
         settings = run_config(opened, config, reranker, support)
         models = Models.load(settings, embedder=embedder, chat=chat, timeout=timeout)
-        application = create_app(opened, settings, models)
+        application = create_app(opened, settings, models, hosts=allowed_hosts(host))
     except ClearRagError as err:
         raise fail(err) from None
     # The search kernels compile (or load from numba's cache) in the background while the server
@@ -66,13 +69,13 @@ def serve_command(
     if host != LOOPBACK:
         typer.echo(
             f"warning: listening on {host}: anyone who can reach this address can read your documents "
-            "through the page; there is no login. Use --host 127.0.0.1 to keep it on this machine",
+            "through the page; there is no login. Use --host 127.0.0.1 to keep it on this machine. "
+            f"It answers requests addressed to {', '.join(allowed_hosts(host))} only",
             err=True,
         )
     for role, reason in sorted(models.missing.items()):
         typer.echo(f"note: no {role} here ({reason}); the page shows what needs it as unavailable")
-    config_server = uvicorn.Config(application, host=host, port=port, log_level="warning")
-    server = uvicorn.Server(config_server)
+    server = make_server(application, host=host, port=port)
     if open_page:
         import threading
         import webbrowser
@@ -90,6 +93,17 @@ def serve_command(
         server.run()
     finally:
         opened.close()
+
+
+def _check_port(port: int) -> None:
+    """A port uvicorn can listen on; the predecessor took --port 99999 and kept running, serving nothing."""
+    if not 0 <= port <= MAX_PORT:
+        raise ConfigError(
+            "is not a port number",
+            field="--port",
+            value=port,
+            fix=f"Use a number from 1 to {MAX_PORT}, or 0 for any free port",
+        )
 
 
 def _bound_port(server: object, asked: int) -> int:

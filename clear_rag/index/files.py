@@ -1,4 +1,4 @@
-"""The files of an index beside the store: atomic writes, checksums, the manifest, and locks.
+"""The files of an index beside the store: atomic writes, checksums and the manifest.
 
 Every data file of an index (``vectors.npy``, ``ids.json``, the BM25 arrays) is written to a
 temporary file of its own in the same folder and renamed over the old one, and the manifest is
@@ -10,10 +10,11 @@ truncated matrix or a shuffled id file was either a traceback or, worse, wrong a
 Opening an index checks each file against the manifest before reading it; anything that does not
 match raises :class:`DamagedIndexError`, which names the file and says how to rebuild it.
 
-Two lock files serialise the writers without making readers wait for them: a writer holds
-``.sync.lock`` for its whole update (a second ``ingest`` waits instead of embedding the same chunks
-again) and ``.commit.lock`` only while it replaces the files; a reader holds ``.commit.lock`` shared
-while it checks and opens them, so it sees one writer's files or the next one's, never a mixture.
+Two lock files (``clear_rag.locks``) serialise the writers without making readers wait for them: a
+writer holds ``.sync.lock`` for its whole update (a second ``ingest`` waits instead of embedding the
+same chunks again) and ``.commit.lock`` only while it replaces the files; a reader holds
+``.commit.lock`` shared while it checks and opens them, so it sees one writer's files or the next
+one's, never a mixture.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,11 +31,6 @@ import numpy.typing as npt
 
 from clear_rag.atomic import replace_file, write_atomic
 from clear_rag.errors import StoreError
-
-try:  # POSIX; elsewhere the indexes are written unlocked, as before
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 MANIFEST = "manifest.json"
 FORMAT = 2  # 1 (no "format" key): written before checksums; still read, checked by row counts only
@@ -171,28 +165,3 @@ def remove_leftovers(directory: Path) -> None:
     for leftover in directory.glob(".*.tmp"):
         with contextlib.suppress(OSError):
             leftover.unlink()
-
-
-@contextlib.contextmanager
-def locked(directory: Path, which: str, *, shared: bool = False) -> Iterator[None]:
-    """Hold ``directory/.{which}.lock`` (shared or exclusive) for the block. The kernel drops the lock
-    when its process dies, so a killed ``ingest`` never leaves a store locked. Without a folder to
-    put the lock in (an index that does not exist yet, as a reader finds it) or the right to create
-    it (a read-only store), the block runs unlocked: there is then no writer to wait for."""
-    if fcntl is None:
-        yield
-        return
-    path = directory / f".{which}.lock"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        try:
-            fd = os.open(path, os.O_RDONLY)  # flock needs no write access to the file
-        except OSError:
-            yield
-            return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock

@@ -4,8 +4,9 @@ An index directory is named by what built it (``bm25``, ``bm25-porter``, ``vecto
 manifest says which documents, at which version, it covers (``clear_rag.index.files``). Opening one
 checks its files against the manifest and its ids against the chunks the manifest lists, so a
 truncated, garbled, swapped or shuffled file is found before it answers a question with the wrong
-documents. A question never indexes: an index behind its store is an error that says to run ingest,
-and a damaged one an error naming the file and the command that rebuilds it.
+documents. A question never indexes: an index behind its store is an error that says to run ingest
+(``IndexBehindError``, which ``open_pipeline`` waits out while an ingest is under way), and a damaged
+one an error naming the file and the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from clear_rag.errors import StoreError
 from clear_rag.index import bm25, vectors
 from clear_rag.index.bm25 import BM25Index, IdfName
-from clear_rag.index.files import DamagedIndexError, Manifest, check_files, locked, read_manifest
+from clear_rag.index.files import DamagedIndexError, Manifest, check_files, read_manifest
 from clear_rag.index.vectors import VectorIndex
+from clear_rag.locks import locked
 from clear_rag.providers.base import Embedder
 from clear_rag.store.sqlite import Store
 
@@ -50,6 +52,11 @@ class Place(Generic[IndexT]):
     files: tuple[str, ...]
     ids_file: str  # the file holding its ids, named when they disagree with the manifest
     load: Callable[[Path], IndexT]
+
+
+class IndexBehindError(StoreError):
+    """An index that does not cover the documents of the store as read: absent, or built for other
+    versions of them. While an ingest is under way that is its work in progress, to be waited for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +157,14 @@ def health(place: Place[Any], store: Store) -> IndexHealth:
     return IndexHealth(place.label, state, len(index.ids), documents, missing, behind)
 
 
-def _absent(place: Place[Any], store: Store) -> StoreError:
-    return StoreError(f"has no {place.label} index", path=str(store.directory), fix=_INGEST)
+def _absent(place: Place[Any], store: Store) -> IndexBehindError:
+    return IndexBehindError(f"has no {place.label} index", path=str(store.directory), fix=_INGEST)
 
 
 _INGEST = "Run `clear-rag ingest PATH` (it brings the indexes up to date), then ask again"
 
 
-def _behind(place: Place[Any], manifest: Manifest, store: Store) -> StoreError | None:
+def _behind(place: Place[Any], manifest: Manifest, store: Store) -> IndexBehindError | None:
     """How far the index lags the store, as an error; ``None`` when it is current. A document left
     out at its current version is not behind: the index says why it lacks it, and questions go on."""
     covered = manifest.documents
@@ -166,7 +173,7 @@ def _behind(place: Place[Any], manifest: Manifest, store: Store) -> StoreError |
     removed = len(set(covered) - set(versions))
     if not stale and not removed:
         return None
-    return StoreError(
+    return IndexBehindError(
         f"has a {place.label} index that is behind the store ({stale} documents new or changed, "
         f"{removed} removed since it was built)",
         path=str(store.directory),

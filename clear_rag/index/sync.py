@@ -28,9 +28,10 @@ from typing import Any, Generic
 from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
 from clear_rag.index.context import Unit, units
-from clear_rag.index.files import DamagedIndexError, locked, remove_leftovers, write_manifest
+from clear_rag.index.files import DamagedIndexError, remove_leftovers, write_manifest
 from clear_rag.index.places import IndexT, Place, document_versions, keyword_place, open_index, vector_place
 from clear_rag.index.vectors import VectorIndex
+from clear_rag.locks import locked
 from clear_rag.providers.base import Embedder
 from clear_rag.store.sqlite import Store
 from clear_rag.types import Chunk

@@ -20,7 +20,7 @@ from typing import Any
 from clear_rag.errors import ResultsQueryError
 from clear_rag.results.pinned import against_pinned
 from clear_rag.results.pinned import moves as question_moves
-from clear_rag.results.queries import run_named
+from clear_rag.results.queries import run_named, unreadable
 from clear_rag.results.questions import questions as question_words
 
 
@@ -32,18 +32,28 @@ def encode(answer: Any) -> bytes:
 
 
 def files(results_dir: Path) -> dict[str, Any]:
-    """``GET /api/results``: every result file's summary (``summary``)."""
-    return {"files": summary(results_dir)}
+    """``GET /api/results``: every result file's summary (``summary``), and under ``unreadable`` each
+    file DuckDB cannot read, named with why. One such file used to fail the whole list with a 422."""
+    found = [
+        {
+            "file": name.removesuffix(".json"),
+            "error": f"{name}: is left out of the list: DuckDB cannot read it ({reason}). "
+            "Regenerate it, or move it out of the results folder",
+        }
+        for name, reason in unreadable(results_dir)
+    ]
+    return {"files": summary(results_dir), **({"unreadable": found} if found else {})}
 
 
 def summary(results_dir: Path) -> list[dict[str, Any]]:
-    """Per file: suite, date, baseline, headline and its rows (metrics, models, date, config hash, and
-    how many questions were lost at each stage), read through the named queries; none for no files."""
+    """Per file that DuckDB can read: suite, date, baseline, headline and its rows (metrics, models,
+    date, config hash, and how many questions were lost at each stage), read through the named queries;
+    none for no files."""
     if not any(results_dir.glob("*.json")):
         return []
-    listed = _records(*run_named("suites", results_dir))
-    rows = _records(*run_named("rows", results_dir))
-    lost = {(r["file"], r["row"]): r for r in _records(*run_named("lost", results_dir))}
+    listed = _records(*run_named("suites", results_dir, skip_unreadable=True))
+    rows = _records(*run_named("rows", results_dir, skip_unreadable=True))
+    lost = {(r["file"], r["row"]): r for r in _records(*run_named("lost", results_dir, skip_unreadable=True))}
     out = {f["file"]: {**f, "rows": []} for f in listed}
     for r in rows:
         columns = list(r)

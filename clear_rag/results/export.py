@@ -46,6 +46,13 @@ def export(results_dir: Path) -> dict[str, bytes]:
     """Every document the Results view can ask for about ``results_dir``, as ``{path: JSON bytes}``
     with paths relative to the data folder; a damaged file raises the error the API answers for it."""
     listed = answers.files(results_dir)
+    for left_out in listed.get("unreadable", []):
+        # The live list leaves such a file out and says so beside it; a published copy must not.
+        raise ClearRagError(
+            left_out["error"],
+            path=str(results_dir),
+            fix="Export once every file of the folder can be read: the page would lack this one",
+        )
     out = {"files.json": answers.encode(listed)}
     index: list[dict[str, Any]] = []
     for place, summary in enumerate(listed["files"]):

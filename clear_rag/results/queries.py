@@ -262,15 +262,20 @@ WHERE support IS NOT NULL AND outcome IS NOT NULL
 GROUP BY file, suite, row, position ORDER BY file, position"""
 
 
-def _snapshot_sql(results_dir: Path) -> str:
-    """The statement that reads every result file of ``results_dir`` into the table ``files``."""
-    pattern = _literal(str(results_dir / "*.json"))
+_FILES_TABLE = "CREATE TABLE files (file VARCHAR, path VARCHAR, {})".format(
+    ", ".join(f"{name} {kind}" for name, kind in _FILE_COLUMNS.items())
+)
+
+
+def _insert_sql(path: Path) -> str:
+    """The statement that reads one result file into the table ``files``. One file at a time, so that
+    a file DuckDB cannot read is left out alone: read with a glob, one broken file failed them all."""
     declared = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in _FILE_COLUMNS.items())
-    return f"""CREATE TABLE files AS
+    return f"""INSERT INTO files
 SELECT parse_filename(filename, true) AS file, filename AS path, suite, date, embedder, baseline,
     coalesce(headline, 'ndcg@10') AS headline, rows
-FROM read_json({pattern}, filename = true, format = 'auto', maximum_object_size = {_MAX_OBJECT_BYTES},
-    columns = {{{declared}}})
+FROM read_json({_literal(str(path))}, filename = true, format = 'auto',
+    maximum_object_size = {_MAX_OBJECT_BYTES}, columns = {{{declared}}})
 WHERE rows IS NOT NULL  -- a suite's file; others (results/parse.json's parse metrics) are not rows"""
 
 
@@ -287,15 +292,17 @@ FROM result_files() AS f, unnest(f.rows) WITH ORDINALITY AS u(r, position)""",
 @dataclass(frozen=True)
 class _Snapshot:
     """The result files of one folder read once into a DuckDB file, with what was read: each file's
-    name and a digest of its bytes. Queries attach it read-only; a file changed, added or removed
-    makes the next ``connect`` read them again."""
+    name and a digest of its bytes, and the files DuckDB could not read with its reason. Queries
+    attach it read-only; a file changed, added or removed makes the next ``connect`` read them again."""
 
     signature: tuple[tuple[str, str], ...]
     database: Path
     metrics: MetricNames
+    unreadable: tuple[tuple[str, str], ...] = ()
 
 
 _SNAPSHOTS: dict[Path, _Snapshot] = {}
+_UNREADABLE = "cannot be read: "  # a signature's digest of a file the OS would not read
 _SNAPSHOT_LOCK = threading.Lock()
 
 
@@ -308,6 +315,8 @@ def _signature(folder: Path) -> tuple[tuple[str, str], ...]:
             found.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
         except FileNotFoundError:  # removed since the glob: the next call's signature says so
             continue
+        except OSError as err:  # a folder named x.json, say: left out with its reason
+            found.append((path.name, f"{_UNREADABLE}{err.strerror}"))
     return tuple(found)
 
 
@@ -323,15 +332,24 @@ def _snapshot(folder: Path) -> _Snapshot:
         atexit.register(shutil.rmtree, place, ignore_errors=True)
         database = place / "snapshot.duckdb"
         con = duckdb.connect(str(database))
+        unreadable = []
         try:
             con.execute("SET TimeZone = 'UTC'")
-            con.execute(_snapshot_sql(folder))
+            con.execute(_FILES_TABLE)
+            for name, digest in signature:
+                if digest.startswith(_UNREADABLE):
+                    unreadable.append((name, digest.removeprefix(_UNREADABLE)))
+                    continue
+                try:
+                    con.execute(_insert_sql(folder / name))
+                except duckdb.Error as err:
+                    unreadable.append((name, str(err).partition("\n")[0].strip().rstrip(".").strip()))
             for statement in _macros("files"):
                 con.execute(statement)
             metrics = _metric_names(con)
         finally:
             con.close()
-        made = _Snapshot(signature, database, metrics)
+        made = _Snapshot(signature, database, metrics, tuple(unreadable))
         if known is not None:
             shutil.rmtree(known.database.parent, ignore_errors=True)  # open connections keep their copy
         _SNAPSHOTS[folder] = made
@@ -355,13 +373,23 @@ def _metric_names(con: duckdb.DuckDBPyConnection) -> MetricNames:
     return MetricNames(tuple(aggregate), tuple(per_question))
 
 
-def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
+def unreadable(results_dir: Path | str = "results") -> list[tuple[str, str]]:
+    """The files of ``results_dir`` DuckDB cannot read as result files, each with DuckDB's reason: what
+    ``connect(..., skip_unreadable=True)`` leaves out of the views."""
+    folder = Path(results_dir).resolve()
+    return list(_snapshot(folder).unreadable) if any(folder.glob("*.json")) else []
+
+
+def connect(
+    results_dir: Path | str = "results", *, skip_unreadable: bool = False
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every view of ``VIEWS`` over ``results_dir/*.json``.
 
     The views read a snapshot of the files taken when one of them last changed (``_snapshot``), attached
     read-only, so that a page of dozens of queries reads the files once; a file rewritten after
     ``connect`` is seen by the next ``connect``. The connection may read only ``results_dir``: SQL typed
-    by a user (CLI, web page) cannot read or write other files, nor change the snapshot.
+    by a user (CLI, web page) cannot read or write other files, nor change the snapshot. A file DuckDB
+    cannot read is an error naming it, or with ``skip_unreadable`` left out (``unreadable`` names it).
     """
     folder = Path(results_dir).resolve()
     if not any(folder.glob("*.json")):
@@ -370,9 +398,14 @@ def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
             path=str(folder),
             fix="Write one with `clear-rag ablate SUITE --save-results`, or pass --results-dir",
         )
-    con = duckdb.connect()
     try:
         snapshot = _snapshot(folder)
+    except duckdb.Error as err:
+        raise _cannot_read(folder, err) from err
+    if snapshot.unreadable and not skip_unreadable:
+        raise _cannot_read(folder, snapshot.unreadable[0][1])
+    con = duckdb.connect()
+    try:
         # Dates print in UTC whatever the machine's zone, as the files write them.
         con.execute("SET TimeZone = 'UTC'")
         con.execute(f"ATTACH {_literal(str(snapshot.database))} AS {SNAPSHOT} (READ_ONLY)")
@@ -385,17 +418,23 @@ def connect(results_dir: Path | str = "results") -> duckdb.DuckDBPyConnection:
         con.execute("SET lock_configuration = true")
     except duckdb.Error as err:
         con.close()
-        raise ResultsQueryError(
-            f"DuckDB cannot read the result files: {err}",
-            path=str(folder),
-            fix="Check that every *.json there is a result file, or move the others aside",
-        ) from err
+        raise _cannot_read(folder, err) from err
     return con
 
 
-def run_sql(sql: str, results_dir: Path | str = "results") -> tuple[list[str], list[tuple[Any, ...]]]:
+def _cannot_read(folder: Path, reason: object) -> ResultsQueryError:
+    return ResultsQueryError(
+        f"DuckDB cannot read the result files: {reason}",
+        path=str(folder),
+        fix="Check that every *.json there is a result file, or move the others aside",
+    )
+
+
+def run_sql(
+    sql: str, results_dir: Path | str = "results", *, skip_unreadable: bool = False
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run ``sql`` against the views; the column names and the rows (none for a statement without output)."""
-    con = connect(results_dir)
+    con = connect(results_dir, skip_unreadable=skip_unreadable)
     try:
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description or []]
@@ -412,12 +451,14 @@ def run_sql(sql: str, results_dir: Path | str = "results") -> tuple[list[str], l
         con.close()
 
 
-def run_named(name: str, results_dir: Path | str = "results") -> tuple[list[str], list[tuple[Any, ...]]]:
+def run_named(
+    name: str, results_dir: Path | str = "results", *, skip_unreadable: bool = False
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a named query of ``QUERIES``, or ``SELECT *`` from a view of ``VIEWS``."""
     if name in QUERIES:
-        return run_sql(QUERIES[name](), results_dir)
+        return run_sql(QUERIES[name](), results_dir, skip_unreadable=skip_unreadable)
     if name in VIEWS:
-        return run_sql(f"SELECT * FROM {name}", results_dir)
+        return run_sql(f"SELECT * FROM {name}", results_dir, skip_unreadable=skip_unreadable)
     raise ResultsQueryError(
         "no such named query or view",
         value=name,

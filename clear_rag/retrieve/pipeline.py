@@ -16,7 +16,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
@@ -57,12 +57,22 @@ class Retrieval:
         return final_ranking(self.stages)
 
 
+class DocumentTexts(Protocol):
+    """Where a pipeline reads documents' texts: the generation of the store its chunk table and
+    indexes were read from (``clear_rag.store.Snapshot``), for as long as the pipeline is used."""
+
+    def document_text(self, doc_id: str) -> str: ...
+
+    def close(self) -> None: ...
+
+
 class Pipeline:
     """One configured retrieval pipeline over already-built indexes.
 
-    ``doc_text`` gives a document's canonical text by id (the store's, usually); chunk texts are
-    slices of it. Building a pipeline reads nothing and builds nothing: indexes come in ready
-    (``clear_rag.session.open_pipeline`` loads them and checks them against the store).
+    ``texts`` gives a document's canonical text by id, from the generation of the store ``table``
+    and the indexes describe; chunk texts are slices of it. Building a pipeline reads nothing and
+    builds nothing: indexes come in ready (``clear_rag.session.open_pipeline`` loads them and checks
+    them against the snapshot of the store it reads). ``close()`` closes the snapshot's connection.
     """
 
     def __init__(
@@ -70,7 +80,7 @@ class Pipeline:
         config: PipelineConfig,
         *,
         table: Mapping[str, ChunkRef],
-        doc_text: Callable[[str], str],
+        texts: DocumentTexts,
         tokenizer: TokenCounter,
         keyword: SearchIndex | None = None,
         vectors: VectorSearchIndex | None = None,
@@ -79,7 +89,8 @@ class Pipeline:
     ) -> None:
         self.config = config
         self._table = table
-        self._doc_text = functools.lru_cache(maxsize=4096)(doc_text)
+        self._texts = texts
+        self._doc_text = functools.lru_cache(maxsize=4096)(texts.document_text)
         self.tokenizer = tokenizer
         self._retrievers: list[Retriever] = []
         for name in config.retrievers:
@@ -111,6 +122,13 @@ class Pipeline:
     def chunk_text(self, chunk_id: str) -> str:
         ref = self._table[chunk_id]
         return self._doc_text(ref.doc_id)[ref.start : ref.end]
+
+    def document_text(self, doc_id: str) -> str:
+        """A document's text as this pipeline's chunks and indexes know it (citations are shown in it)."""
+        return self._doc_text(doc_id)
+
+    def close(self) -> None:
+        self._texts.close()
 
     def retrieve(
         self,

@@ -6,12 +6,22 @@ re-indexed its whole corpus on every launch, so start-up time grew with the corp
 
 Chunk text is not stored: it is the slice of its document's text over the chunk's span, which keeps
 the one invariant ``document.text[start:end] == chunk.text`` true by construction.
+
+Every change to documents or chunks counts up the store's generation (``meta``) in its transaction,
+and keeps the text it replaces or deletes for readers of earlier generations
+(``clear_rag.store.versions``), so a pipeline that read one generation's chunks goes on reading that
+generation's texts while an ingest commits (``clear_rag.store.snapshot``). The first such change of a
+``Store`` takes the ingest lock, held until its indexes are brought up to date: a reader that finds
+the indexes behind the documents knows an ingest is under way and waits for it rather than fail.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +31,8 @@ from typing import Literal
 
 from clear_rag import trace as trace_json
 from clear_rag.errors import StoreError
+from clear_rag.locks import locked
+from clear_rag.store import versions
 from clear_rag.store.opening import connect, prepare_folder, store_failure, write_refusal
 from clear_rag.types import Block, Chunk, Document, Trace
 
@@ -30,6 +42,9 @@ DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command ru
 TITLE_CHARS = 80  # a title longer than this is cut, with an ellipsis
 STORE_ENV = "CLEAR_RAG_STORE"  # or the store this names, as --store does
 OpenMode = Literal["auto", "write", "read"]
+GENERATION = "generation"  # the meta key counting changes to documents and chunks
+INDEXED = "indexed generation"  # the meta key: the generation the indexes were last brought up to
+INGEST_LOCK = "ingest"  # .ingest.lock in the store folder: held shared while an ingest changes documents
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -139,6 +154,7 @@ class Store:
         if refusal is not None and (mode == "write" or fresh):
             raise refusal
         self.read_only = mode == "read" or refusal is not None
+        self._ingesting: contextlib.ExitStack | None = None  # the ingest lock, while this store holds it
         try:
             self._db = connect(self.db_path, read_only=self.read_only)
         except sqlite3.DatabaseError as err:
@@ -185,6 +201,7 @@ class Store:
     # -- plumbing -----------------------------------------------------------------------------
 
     def close(self) -> None:
+        self.release_ingest_lock()
         self._db.close()
 
     def __enter__(self) -> Store:
@@ -218,6 +235,54 @@ class Store:
     def _set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    def generation(self) -> int:
+        """How many changes to documents or chunks the store has had (0 for a store made before it
+        counted them): two reads that see one generation see the same documents and chunks."""
+        return read_generation(self._db)
+
+    # -- generations and the ingest lock --------------------------------------------------------
+
+    def indexed(self, generation: int) -> None:
+        """Say that the indexes now cover ``generation`` (``sync_indexes`` calls it): the texts kept for
+        readers of generations before the previous such one are dropped, and readers waiting for this
+        store's ingest go on."""
+        if not self.read_only:
+            with self.transaction():
+                previous = int(self.get_meta(INDEXED) or 0)
+                if generation > previous:  # an ingest that changed nothing leaves every version kept
+                    self._db.execute(versions.RETIRED)
+                    versions.forget(self._db, previous)
+                    self._set_meta(INDEXED, str(generation))
+        self.release_ingest_lock()
+
+    def release_ingest_lock(self) -> None:
+        """Say that no more changes of this store's are on their way to the indexes (``indexed``, or
+        an ingest that updates no index): readers waiting for the ingest go on."""
+        if self._ingesting is not None:
+            self._ingesting.close()
+            self._ingesting = None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[int]:
+        """The transaction of a change to documents or chunks, given the generation it makes: the
+        ingest lock is taken first (and kept)."""
+        transaction = self.transaction()  # a read-only store refuses before any lock is taken
+        if self._ingesting is None:
+            held = contextlib.ExitStack()
+            held.enter_context(locked(self.directory, INGEST_LOCK, shared=True))
+            holder = (str(self.directory.resolve()), threading.get_ident())
+            _count_holder(holder, 1)
+            held.callback(_count_holder, holder, -1)
+            self._ingesting = held
+        with transaction:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, '1') "
+                "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (GENERATION,),
+            )
+            self._db.execute(versions.RETIRED)  # a store made before versions gains the table here
+            yield read_generation(self._db)
+
     # -- writing ------------------------------------------------------------------------------
 
     def put(self, doc: Document, chunks: list[Chunk], *, parser: str, chunker: str, size_bytes: int) -> None:
@@ -225,7 +290,8 @@ class Store:
         for chunk in chunks:
             if chunk.doc_id != doc.id or doc.text[chunk.start : chunk.end] != chunk.text:
                 raise ValueError(f"chunk {chunk.id!r} is not an exact slice of document {doc.id!r}")
-        with self.transaction():
+        with self._changing() as generation:
+            versions.retire(self._db, doc.id, generation)
             self._db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))
             self._db.execute(
                 "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -254,8 +320,9 @@ class Store:
             )
 
     def replace_chunks(self, doc_id: str, chunks: list[Chunk], *, chunker: str) -> None:
-        """Swap a document's chunks (after a chunker change) without touching its text or blocks."""
-        with self.transaction():
+        """Swap a document's chunks (after a chunker change) without touching its text or blocks (so
+        no version of it is kept: a reader of an earlier generation holds its chunks already)."""
+        with self._changing():
             self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             self._db.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
@@ -264,7 +331,8 @@ class Store:
             self._db.execute("UPDATE documents SET chunker = ? WHERE id = ?", (chunker, doc_id))
 
     def delete(self, doc_id: str) -> None:
-        with self.transaction():
+        with self._changing() as generation:
+            versions.retire(self._db, doc_id, generation)
             self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     # -- reading ------------------------------------------------------------------------------
@@ -443,6 +511,29 @@ class _Transaction:
         self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+# The ingest locks this process holds, by (store folder, thread that took it).
+_HOLDERS: Counter[tuple[str, int]] = Counter()
+_HOLDERS_LOCK = threading.Lock()
+
+
+def _count_holder(holder: tuple[str, int], step: int) -> None:
+    with _HOLDERS_LOCK:
+        _HOLDERS[holder] += step
+
+
+def holds_ingest_lock(directory: Path) -> bool:
+    """Whether this thread holds the ingest lock of the store in ``directory`` (through any ``Store``
+    of it): a reader that waited for that ingest would wait for itself."""
+    with _HOLDERS_LOCK:
+        return _HOLDERS[(str(directory.resolve()), threading.get_ident())] > 0
+
+
+def read_generation(db: sqlite3.Connection) -> int:
+    """The store's generation as ``db`` sees it (``Store.generation``)."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (GENERATION,)).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _now() -> str:

@@ -8,8 +8,10 @@ so the page replays history with the code that draws a live answer), and every k
 with whether its machinery is here.
 
 Bad input is a 4xx with a message a person can act on, and the server goes on serving: the request
-is checked, and the config and its indexes opened, before the stream starts, so only what happens
-during an answer (a model that fails or runs out its deadline) arrives as an ``error`` event.
+is checked (``clear_rag.web.guard`` on its host, origin and body, ``clear_rag.web.request`` on its
+fields), and the config and its indexes opened, before the stream starts, so only what happens during
+an answer (a model that fails or runs out its deadline) arrives as an ``error`` event. Whatever fails
+unforeseen is a 500 in the same one JSON line, never a bare one.
 """
 
 from __future__ import annotations
@@ -25,24 +27,26 @@ from typing import Any, get_args
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, StoreError
 from clear_rag.providers.select import Presence, embedders_here, rerankers_here
 from clear_rag.results.answers import support_check
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import to_dict as trace_dict
+from clear_rag.web.guard import BODY_TIMEOUT_S, LOOPBACK_NAMES, Guard, error, http_error, unexpected
 from clear_rag.web.replay import replay_events
+from clear_rag.web.request import BadRequest, chat_request
 from clear_rag.web.results import ResultsApi
-from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest, Models, Runner
+from clear_rag.web.runner import CEILINGS, Models, Runner
 
 STATIC = Path(__file__).parent / "static"
-CHAT_KEYS = ("question", "conversation", "config", "generate")
 MAX_TITLES = 1000  # doc ids in one /api/titles request (a 14-stage trace names a few hundred)
 HEARTBEAT_S = 15  # a comment line this often keeps proxies and the browser from closing a quiet stream
 
@@ -54,10 +58,14 @@ def create_app(
     *,
     heartbeat_s: float = HEARTBEAT_S,
     results_dir: Path = Path("results"),
+    hosts: Sequence[str] = LOOPBACK_NAMES,
+    body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> Starlette:
-    """The app over an open ``store``, answering with ``models`` under the settings ``base``; a
-    stream with nothing to say sends a heartbeat comment every ``heartbeat_s`` seconds. The Results
-    API reads the result files in ``results_dir``."""
+    """The app over an open ``store``, answering with ``models`` under the settings ``base``, which
+    are also the ceilings of what a request may ask (``Runner.config_for``); a stream with nothing to
+    say sends a heartbeat comment every ``heartbeat_s`` seconds. The Results API reads the result files
+    in ``results_dir``. It answers only requests addressed to one of ``hosts`` and sent by its own page
+    or by a program, with bodies whole within ``body_timeout_s`` (``clear_rag.web.guard``)."""
     runner = Runner(store, base, models)
 
     @asynccontextmanager
@@ -68,18 +76,18 @@ def create_app(
     async def chat(request: Request) -> Response:
         arrived = time.perf_counter()  # the done event's timings count the whole wait from here
         try:
-            asked = _chat_request(await request.body())
+            asked = chat_request(await request.body())
             config = runner.config_for(asked.config)
             await run_in_threadpool(runner.pipeline, config)  # indexes loaded, or a 4xx saying why
             await run_in_threadpool(runner.support, config)  # the support model too
-        except _BadRequest as err:
-            return _error(err.status, err.message)
+        except BadRequest as err:
+            return error(err.status, err.message)
         except ConfigError as err:
-            return _error(422, str(err))
+            return error(422, str(err))
         except StoreError as err:
-            return _error(409, str(err))
+            return error(409, str(err))
         except ClearRagError as err:
-            return _error(422, str(err))
+            return error(422, str(err))
 
         async def events() -> AsyncIterator[dict[str, str]]:
             async for event in runner.stream(asked, arrived=arrived):
@@ -93,14 +101,14 @@ def create_app(
             doc = await run_in_threadpool(store.document, doc_id)
         except KeyError:
             hint = "Document ids are in stage events and traces: a path relative to the store's root"
-            return _error(404, f"{doc_id!r}: no document has this id. {hint}, such as docs/a.md")
+            return error(404, f"{doc_id!r}: no document has this id. {hint}, such as docs/a.md")
         blocks = [dataclasses.asdict(block) for block in doc.blocks]
         return JSONResponse({"id": doc.id, "text": doc.text, "media_type": doc.media_type, "blocks": blocks})
 
     async def titles(request: Request) -> Response:
         doc_ids = request.query_params.getlist("doc_id")
         if len(doc_ids) > MAX_TITLES:
-            return _error(400, f"{len(doc_ids)} doc_id values: ask for at most {MAX_TITLES} titles at a time")
+            return error(400, f"{len(doc_ids)} doc_id values: ask for at most {MAX_TITLES} titles at a time")
         found = await run_in_threadpool(store.titles, doc_ids)
         return JSONResponse({"titles": found})
 
@@ -112,7 +120,7 @@ def create_app(
         try:
             found = await run_in_threadpool(store.load_trace, request.path_params["trace_id"])
         except StoreError as err:
-            return _error(404, str(err))
+            return error(404, str(err))
         return JSONResponse({"trace": trace_dict(found), "events": replay_events(found)})
 
     async def config(request: Request) -> Response:
@@ -128,13 +136,13 @@ def create_app(
     async def page(request: Request) -> Response:
         index = STATIC / "index.html"
         if not index.is_file():
-            return _error(404, f"{index}: the page is missing from this installation. Reinstall clear-rag")
+            return error(404, f"{index}: the page is missing from this installation. Reinstall clear-rag")
         return FileResponse(index)
 
     async def results_page(request: Request) -> Response:
         view = STATIC / "results.html"
         if not view.is_file():
-            return _error(404, f"{view}: the Results view is missing from this installation. Reinstall")
+            return error(404, f"{view}: the Results view is missing from this installation. Reinstall")
         return FileResponse(view)
 
     routes = [
@@ -156,58 +164,18 @@ def create_app(
             "GET /, /results, POST /api/chat, GET /api/documents/ID, /api/traces[/ID], /api/config, "
             "/api/results[/FILE[/pinned/ROW | /moves | /questions | /trace/ROW/ID]]"
         )
-        return _error(
+        return error(
             status, f"{request.method} {request.url.path}: no such endpoint here. The API is {endpoints}"
         )
 
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: no_route, 405: no_route})
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(Guard, hosts=hosts, body_timeout_s=body_timeout_s)],
+        exception_handlers={404: no_route, 405: no_route, HTTPException: http_error, Exception: unexpected},
+    )
     app.state.runner = runner
     return app
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-def _chat_request(body: bytes) -> ChatRequest:
-    """The request body checked field by field; every fault a ``_BadRequest`` saying what to send."""
-    example = 'Send JSON such as {"question": "What does the warranty cover?"}'
-    try:
-        data = json.loads(body)
-    except ValueError as err:
-        raise _BadRequest(400, f"the request body is not JSON ({err}). {example}") from None
-    if not isinstance(data, dict):
-        raise _BadRequest(422, f"the request body is not a JSON object. {example}")
-    try:
-        yamlfile.check_keys(data, CHAT_KEYS, kind="chat request", path="request")
-    except ConfigError as err:
-        raise _BadRequest(422, str(err)) from None
-    question = data.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise _BadRequest(422, f"request: question: is missing or empty. {example}")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise _BadRequest(
-            413,
-            f"request: question: holds {len(question):,} characters, more than the "
-            f"{MAX_QUESTION_CHARS:,} a question may. Ask a shorter question; to search a document, "
-            "ingest it (clear-rag ingest PATH)",
-        )
-    conversation = data.get("conversation")
-    if conversation is not None and (not isinstance(conversation, str) or not conversation):
-        raise _BadRequest(422, "request: conversation: must be the id a done event gave, or null")
-    overrides = data.get("config") or {}
-    if not isinstance(overrides, dict):
-        raise _BadRequest(422, 'request: config: must be an object of settings, such as {"top_k": 5}')
-    generate = data.get("generate", True)
-    if not isinstance(generate, bool):
-        raise _BadRequest(422, "request: generate: must be true or false")
-    return ChatRequest(question.strip(), conversation, overrides, generate)
 
 
 def support_info(base: PipelineConfig, runner: Runner, results_dir: Path) -> dict[str, Any]:
@@ -242,8 +210,9 @@ def check_info(directory: Path, results_dir: Path) -> dict[str, Any] | None:
 
 
 def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
-    """Every setting the Lab shows: its kind, current value, choices, and whether its machinery is here
-    (with the one-line reason when it is not), so no knob is silently ignored. The reranker's choices
+    """Every setting the Lab shows: its kind, current value, choices, the ceiling of one that bounds a
+    question's work (``max``), and whether its machinery is here (with the one-line reason when it is
+    not), so no knob is silently ignored. The reranker's choices
     are every reranker a config may name, each with whether it is here (``options``), so any one that
     is here can be chosen whichever the server started with; the embedder is shown the same way,
     though only a restart changes it."""
@@ -265,6 +234,13 @@ def knobs(base: PipelineConfig, models: Models) -> list[dict[str, Any]]:
         if choices:
             knob["choices"] = choices
         reason = next((models.missing[k] for k in needs.get(name, ()) if k in models.missing), None)
+        if name in CEILINGS:
+            knob["max"] = value  # a question may lower it, never raise it (Runner.config_for)
+            if value == 0 and reason is None:
+                reason = (
+                    f"this server was started with {name} 0, a ceiling a question may not raise: "
+                    f"`clear-rag serve --config FILE` with {name} set higher allows it"
+                )
         if name == "retrievers" and models.embedder is None:
             reason = "no embedder is loaded, so vector search is off"
             knob["choices"] = ["keyword"]

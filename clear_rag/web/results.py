@@ -32,6 +32,9 @@ from clear_rag.web.replay import replay_events
 
 Handler = Callable[[Request], Awaitable[Response]]
 MOVES_PARAMS = ("pinned", "row", "metric")
+# bytes of a file's name, ".json" aside: a file system holds 255 at most, and a longer name asked for
+# was an OSError ("File name too long") and a bare 500
+MAX_NAME_BYTES = 200
 
 
 class _Problem(Exception):
@@ -63,6 +66,8 @@ def _guarded(handler: Callable[[Request], Awaitable[Any]]) -> Handler:
             # A hand-edited or older file can lack a field the view needs; say so rather than a 500.
             file = str(request.path_params.get("file", request.url.path)).removesuffix(".json")
             status, message = 422, str(answers.shape_error(file, err))
+        except OSError as err:  # a store or labels file a row names that cannot be opened as it is
+            status, message = 422, f"{request.url.path}: cannot be read ({err.strerror or err})"
         return _Answer({"error": " ".join(message.split())}, status_code=status)
 
     return run
@@ -124,6 +129,12 @@ class ResultsApi:
         """The file's name without ``.json``; anything that could reach outside the folder is refused."""
         given = str(request.path_params["file"])
         name = given.removesuffix(".json")
+        if len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
+            raise _Problem(
+                400,
+                f"{given[:40]!r}...: not a result file name ({len(given):,} characters, longer than any "
+                "file's name may be). Name a file of results/ alone, e.g. tech",
+            )
         if not name or any(bad in name for bad in ("/", "\\", "..", "\0")) or name.startswith("."):
             raise _Problem(
                 400, f"{given!r}: not a result file name. Name a file of results/ alone, e.g. tech"

@@ -32,7 +32,7 @@ from clear_rag.errors import Cancelled, ClearRagError, ConfigError, ModelError
 from clear_rag.eval.suite import merge
 from clear_rag.generate.planner import Event, Planner
 from clear_rag.generate.support import SupportChecker, support_checker
-from clear_rag.index.places import INDEX_DIR
+from clear_rag.index.places import INDEX_DIR, IndexBehindError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.session import open_pipeline
@@ -41,6 +41,10 @@ from clear_rag.types import Message, Trace
 
 MAX_QUESTION_CHARS = 4000  # about a page: a question, not a document pasted into the box
 PIPELINES_KEPT = 8  # configs whose loaded indexes are kept (each Lab change is a config)
+# The settings that bound a question's work and its reply: the server's values are ceilings that a
+# request may lower, never raise. The predecessor let a request set answer_deadline_s and
+# max_answer_chars to 1e12, and depth, top_k and budget_tokens to 10^9.
+CEILINGS = ("answer_deadline_s", "max_answer_chars", "depth", "top_k", "shortlist", "expand", "budget_tokens")
 
 
 @dataclass
@@ -157,20 +161,46 @@ class Runner:
 
     def config_for(self, overrides: Mapping[str, Any]) -> PipelineConfig:
         """The server's settings with a question's overrides merged in (a nested table key by key),
-        checked like any config: an unknown key or a bad value is a ``ConfigError`` naming it."""
+        checked like any config: an unknown key, a bad value or one above its ceiling (``CEILINGS``)
+        is a ``ConfigError`` naming it."""
         if not isinstance(overrides, Mapping):
             raise ConfigError("must be a table of settings", field="config", fix="Send config: {key: value}")
-        return PipelineConfig.from_mapping(merge(self.base.to_dict(), overrides), source="config")
+        config = PipelineConfig.from_mapping(merge(self.base.to_dict(), overrides), source="config")
+        for name in CEILINGS:
+            asked, ceiling = getattr(config, name), getattr(self.base, name)
+            if asked > ceiling:
+                raise ConfigError(
+                    f"is above this server's ceiling of {ceiling:,}",
+                    path="config",
+                    field=name,
+                    value=asked,
+                    fix=f"A request may lower {name}, never raise it: send at most {ceiling:,}, or start "
+                    f"the server with a config that sets {name} higher (clear-rag serve --config FILE)",
+                )
+        return config
 
     def pipeline(self, config: PipelineConfig) -> Pipeline:
-        """The pipeline for ``config``, its indexes loaded once per state of the index files."""
+        """The pipeline for ``config``, its indexes loaded once per state of the index files. While an
+        ingest is between storing documents and indexing them, a question is answered by the last
+        pipeline opened for ``config`` (its generation of the store, whole) rather than kept waiting
+        for the ingest; only a config never opened before waits for it."""
         key = (config.hash(), _index_stamp(self.store))
         with self._load:
             found = self._pipelines.get(key)
             if found is None:
                 make = self.models.reranker
                 reranker = make(config.reranker) if config.rerank and make is not None else None
-                found = open_pipeline(self.store, config, embedder=self.models.embedder, reranker=reranker)
+                try:
+                    found = open_pipeline(
+                        self.store, config, embedder=self.models.embedder, reranker=reranker, wait=False
+                    )
+                except IndexBehindError:
+                    earlier = [p for (made_for, _), p in self._pipelines.items() if made_for == key[0]]
+                    if earlier:
+                        return earlier[-1]  # not cached under this stamp: the next question tries again
+                    found = open_pipeline(
+                        self.store, config, embedder=self.models.embedder, reranker=reranker
+                    )
                 self._pipelines[key] = found
                 while len(self._pipelines) > PIPELINES_KEPT:
                     self._pipelines.popitem(last=False)

@@ -16,12 +16,12 @@ from clear_rag.index.files import (
     DamagedIndexError,
     check_files,
     digest,
-    locked,
     read_manifest,
     remove_leftovers,
     write_array,
     write_manifest,
 )
+from clear_rag.locks import locked
 
 DATA = ("a.npy", "b.json")
 

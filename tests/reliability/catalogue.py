@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-AREAS = ("ingest", "store", "index", "config", "suite", "generation")
+AREAS = ("ingest", "store", "index", "config", "suite", "generation", "server")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""``clear-rag serve``: bound to 127.0.0.1 unless told otherwise, with a warning when told otherwise."""
+"""``clear-rag serve``: bound to 127.0.0.1 unless told otherwise, with a warning when told otherwise, and
+answering only the names it was started for."""
 
 from __future__ import annotations
 
@@ -58,3 +59,19 @@ def test_serve_without_a_store_says_to_ingest(tmp_path: Path, bound: list[tuple[
     assert result.exit_code == 3
     assert "holds no store" in result.output and "clear-rag ingest PATH" in result.output
     assert bound == []
+
+
+def test_serve_answers_only_the_names_it_was_started_for(
+    ingested: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's guard takes its names from --host: 127.0.0.1 and localhost, and the address given."""
+    from starlette.applications import Starlette
+
+    apps: list[Starlette] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: apps.append(self.config.app))
+    args = ["serve", "--store", str(ingested), "--embedder", "hash", "--chat", "echo", "--host", "192.0.2.7"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "It answers requests addressed to 127.0.0.1, localhost, 192.0.2.7 only" in result.output
+    (guard,) = apps[0].user_middleware
+    assert guard.kwargs["hosts"] == ("127.0.0.1", "localhost", "192.0.2.7")

@@ -307,9 +307,23 @@ def test_config_names_every_knob_and_why_one_is_unavailable(toy_store: Store) ->
     assert rerankers["ms-marco-minilm-l6"]["available"] is False
     assert "not pulled" in rerankers["ms-marco-minilm-l6"]["reason"]
     assert knobs["rerank"]["available"] is any(o["available"] for o in rerankers.values())
-    assert knobs["expand"]["available"] is True
+    # a chat model that writes is here, but the server's expand (0) is a ceiling a question cannot raise
+    assert knobs["expand"]["available"] is False and knobs["expand"]["max"] == 0
+    assert "started with expand 0, a ceiling" in knobs["expand"]["reason"]
+    assert (knobs["top_k"]["max"], knobs["depth"]["max"]) == (10, 100)
     assert knobs["fusion"]["choices"] == ["rrf", "minmax"] or knobs["fusion"]["kind"] == "choice"
     assert knobs["self_correction"]["available"] is False
+
+
+def test_a_server_started_with_phrasings_offers_them_up_to_its_own_count(toy_store: Store) -> None:
+    models = Models(HashEmbedder(dim=64), EchoChatModel(), lambda name: LexicalReranker(), {})
+    with serving(create_app(toy_store, toy_config(expand=2), models)) as url:
+        knobs = {k["key"]: k for k in httpx.get(f"{url}/api/config").json()["knobs"]}
+        lowered = chat_events(url, {"question": "brake pads", "generate": False, "config": {"expand": 1}})
+        raised = httpx.post(f"{url}/api/chat", json={"question": "brake pads", "config": {"expand": 3}})
+    assert knobs["expand"]["available"] is True and knobs["expand"]["max"] == 2
+    assert lowered[-1].kind == "done" and len(lowered[0].data["phrasings"]) == 1
+    assert raised.status_code == 422 and "ceiling of 2" in raised.json()["error"]
 
 
 # -- bad input -------------------------------------------------------------------------------------

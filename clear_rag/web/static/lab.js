@@ -179,6 +179,7 @@ export class Lab {
           ...common,
           type: "number",
           step: knob.kind === "int" ? 1 : "any",
+          max: knob.max ?? null, // the server's own value bounds a question's work: lower it, never raise it
           value: value ?? "",
           onchange: (e) => set(e.target.value === "" ? null : Number(e.target.value)),
         });

@@ -1,0 +1,74 @@
+"""One generation of the store: what a question reads, whatever an ingest commits meanwhile.
+
+SQLite in WAL mode gives a read transaction the database as of its first read, while writers go on
+committing. A :class:`Snapshot` is a read-only ``Store`` on a connection of its own that begins in
+one such transaction: the generation, documents, chunks and versions read through it all belong
+together, and so do the indexes checked against them (``clear_rag.session.open_pipeline``). Once
+they are read, :meth:`Snapshot.release` ends the transaction (an open one would keep SQLite from
+checkpointing its WAL file); the snapshot's texts stay those of its generation, read from the
+versions the writer keeps (``clear_rag.store.versions``).
+
+The predecessor read the chunk table once and each document's text live, in autocommit mode: a
+server asked while ``ingest --prune`` ran sliced a document's new text at its old chunks' spans
+("chunk ... spans [0, 496) but document ... has 481 characters") or looked up a document already
+pruned (issue 29).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from clear_rag.errors import StoreError
+from clear_rag.locks import locked
+from clear_rag.store import versions
+from clear_rag.store.sqlite import INGEST_LOCK, Store, read_generation
+
+
+class Snapshot(Store):
+    """A read-only store as of one generation. Every read sees that generation until ``release``;
+    after it, ``document_text`` still does (and may be called from several threads at once), while
+    the other reads see the store as it is now."""
+
+    def __init__(self, directory: str | Path) -> None:
+        super().__init__(directory, mode="read")
+        self._lock = threading.Lock()
+        self._db.execute("BEGIN")
+        self._generation = read_generation(self._db)  # the first read fixes what the transaction sees
+
+    def generation(self) -> int:
+        return self._generation
+
+    def document_text(self, doc_id: str) -> str:
+        try:
+            with self._lock:
+                text = versions.text_at(self._db, doc_id, self._generation)
+        except StoreError as err:
+            raise err.at(str(self.directory)) from None
+        if text is None:
+            raise KeyError(doc_id)
+        return text
+
+    def release(self) -> None:
+        """End the read transaction: what the caller needed besides texts has been read."""
+        with self._lock:
+            if self._db.in_transaction:
+                self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            super().close()
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+
+@contextlib.contextmanager
+def no_ingest_under_way(directory: Path) -> Iterator[None]:
+    """Wait until no ingest is changing the store in ``directory``, and let none begin its next change
+    until the block ends: inside it, what a snapshot reads and the indexes beside it stay as they are.
+    (An ingest under way holds the ingest lock shared; this takes it exclusive.)"""
+    with locked(directory, INGEST_LOCK):
+        yield
