@@ -24,6 +24,14 @@ def _difference(entry: dict[str, Any]) -> str:
     return f"{entry['difference']:+.4f} [{low:+.3f}, {high:+.3f}] {entry['verdict']}"
 
 
+def _unseen(entry: dict[str, Any]) -> str:
+    """A row's difference on the questions whose relevant passages were never training positives; only
+    a suite whose questions share their corpus with a training set (SciFact's) is split so."""
+    if "by_subset" not in entry:
+        return "no split" if "verdict" in entry else _difference(entry or {"skipped": ""})
+    return _difference(entry["by_subset"].get(UNSEEN, {"skipped": ""}))
+
+
 def agreement_table(result: dict[str, Any], source: str) -> str:
     head = ["suite", "questions", "probes", "rows", "Kendall tau", "verdicts agree", "helps / hurts agree"]
     rows = []
@@ -63,7 +71,9 @@ def agreement_table(result: dict[str, Any], source: str) -> str:
         )
     settings = result["settings"]
     parts.append(
-        f"{settings['probes']} probes asked per store, {settings['mask']} rarest words masked, seed "
+        f"{settings['probes']} probes asked per store"
+        + (", each asked of a copy of the store with its sentence taken out" if settings.get("cut") else "")
+        + f", {settings['mask']} rarest words masked, seed "
         f"{settings['seed']}; embedder {result['embedder']}, reranker {result['reranker']}; run "
         f"{result['date'][:10]} by `{result['command']}`; from `{source}`."
     )
@@ -102,10 +112,7 @@ def reranker_table(documents: list[tuple[str, dict[str, Any]]]) -> str:
                     suite,
                     Path(str(document["reranker"])).name,
                     *(_difference(real.get(name, {"skipped": ""})) for name in rows_named),
-                    *(
-                        _difference(real.get(name, {}).get("by_subset", {}).get(UNSEEN, {"skipped": ""}))
-                        for name in unseen
-                    ),
+                    *(_unseen(real.get(name, {})) for name in unseen),
                     f"`{source}`",
                 ]
             )

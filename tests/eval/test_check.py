@@ -246,6 +246,14 @@ def test_the_agreement_of_a_split_suite_is_saved_with_its_subsets_and_versions(
     lines = [line for line in table.splitlines() if line.startswith("| s |")]
     assert [line.split(" | ")[1] for line in lines] == ["lexical", "other"]
     assert "unseen questions" in table.splitlines()[0]
+    unsplit = {
+        **entry,
+        "suite": "u",
+        "real": [{k: v for k, v in r.items() if k != "by_subset"} for r in entry["real"]],
+    }
+    both = reranker_table([("a.json", document), ("c.json", {**document, "suites": [unsplit]})])
+    (line,) = [line for line in both.splitlines() if line.startswith("| u |")]
+    assert "no split" in line  # a suite with no seen/unseen parts is not read as wholly unseen
 
 
 @given(
