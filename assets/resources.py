@@ -11,11 +11,11 @@ deliberate ``--results-dir results``.
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
+from clear_rag import environment
 from clear_rag.eval.runner import stores_root
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.providers.select import (
@@ -25,7 +25,7 @@ from clear_rag.providers.select import (
     make_chat,
     make_embedder,
 )
-from clear_rag.store.sqlite import DEFAULT_DIR, STORE_ENV
+from clear_rag.store.sqlite import DEFAULT_DIR
 
 RESULTS = "results"  # committed: what the README and the site render
 RUN_RESULTS = ".clear-rag/results"
@@ -103,6 +103,6 @@ class PathsResource(ConfigurableResource):  # type: ignore[type-arg]
     """Where stores live (shared with ``clear-rag ablate``, so both see the same stores and write the
     same ``store`` field in result rows), where result files go, and the fake-provider baseline."""
 
-    store_root: str = str(stores_root(Path(os.environ.get(STORE_ENV, DEFAULT_DIR))))
+    store_root: str = str(stores_root(Path(environment.text(environment.STORE) or DEFAULT_DIR)))
     results_dir: str = RUN_RESULTS
     baseline: str = BASELINE_FAKE

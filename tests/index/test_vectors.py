@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from clear_rag.errors import StoreError
+from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index import vectors
 from clear_rag.index.vectors import VectorIndex, top_k
 
@@ -223,6 +223,9 @@ def test_a_search_split_across_threads_gives_the_same_scores(monkeypatch: pytest
 def test_threads_default_to_the_environment_then_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLEAR_RAG_THREADS", "3")
     assert VectorIndex(2).threads == 3
-    monkeypatch.setenv("CLEAR_RAG_THREADS", "many")
+    monkeypatch.setenv("CLEAR_RAG_THREADS", "many")  # said, not silently replaced by the cores
+    with pytest.raises(ConfigError, match=r"CLEAR_RAG_THREADS.*many.*is not a whole number"):
+        VectorIndex(2)
+    monkeypatch.delenv("CLEAR_RAG_THREADS")
     assert VectorIndex(2).threads >= 1
     assert VectorIndex(2, threads=0).threads == 1
