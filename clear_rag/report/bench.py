@@ -877,6 +877,27 @@ def _rankflow(doc: dict[str, Any], name: str) -> str:
     return "\n\n".join(parts)
 
 
+def _package_size(doc: dict[str, Any], name: str) -> str:
+    """What pip builds of the code and of the weights (``bench/package_size.py``), and a checkout's
+    files, beside the code package of an earlier commit where one was measured."""
+    rows = [
+        ["code", f"`{doc['code_wheel']}`", number(doc["code_wheel_mb"])],
+        ["weights", f"`{doc['weights_wheel']}`", number(doc["weights_wheel_mb"])],
+    ]
+    said = f"A checkout's files: {number(doc['checkout_mb'])} MB"
+    if doc.get("before"):
+        rows.append(
+            [
+                f"code at {doc['before']}, weights inside",
+                f"`{doc['code_wheel_before']}`",
+                number(doc["code_wheel_mb_before"]),
+            ]
+        )
+        said += f" ({number(doc['checkout_mb_before'])} MB at {doc['before']})"
+    table = markdown_table(["package", "wheel", "MB"], rows)
+    return f"{table}\n{said}; wheels built with `pip wheel --no-deps`."
+
+
 def _generic(doc: dict[str, Any], name: str) -> str:
     """A benchmark not known here yet: its top-level figures and words, as the file has them."""
     rows = []
@@ -902,6 +923,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "embed-steps": _embed,
     "batch": _batch,
     "rankflow": _rankflow,
+    "package-size": _package_size,
 }
 
 

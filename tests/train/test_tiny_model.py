@@ -49,7 +49,7 @@ def tiny_config(num_labels: int = 1) -> object:
 
 
 def test_a_cross_encoder_trains_exports_and_serves(tmp_path: Path) -> None:
-    tokenizer = build_tokenizer(tmp_path / "model" / build.TOKENIZER_FILE)
+    tokenizer = build_tokenizer(tmp_path / "model" / "tokenizer.json")
     settings = ce.CrossEncoderSettings(
         max_tokens=32, negatives=2, groups_per_step=2, epochs=2, max_steps=4, threads=1
     )
@@ -71,12 +71,12 @@ def test_a_cross_encoder_trains_exports_and_serves(tmp_path: Path) -> None:
     assert np.isfinite(quantised).all() and quantised.shape == (len(passages),)
     assert float(np.max(np.abs(quantised - full))) <= 0.25 * float(np.max(np.abs(full))) + 1e-3
     spread = float(np.ptp(reference))
-    check = build.check_reranker(model, tmp_path / "model", GROUPS, TEXTS, 32)
+    check = build.check_reranker(model, tmp_path / "model", tokenizer, GROUPS, TEXTS, 32)
     assert check["groups"] == len(GROUPS) and np.isfinite(spread)
 
 
 def test_the_exported_graph_gives_the_torch_logits(tmp_path: Path) -> None:
-    tokenizer = build_tokenizer(tmp_path / build.TOKENIZER_FILE)
+    tokenizer = build_tokenizer(tmp_path / "tokenizer.json")
     settings = ce.CrossEncoderSettings(max_tokens=32, negatives=2, groups_per_step=2, max_steps=1, threads=1)
     model, _ = ce.train(tiny_config(), tokenizer, GROUPS, TEXTS, settings)
     fp32 = export.export_onnx(model, tmp_path / "model.onnx", output="logits")
@@ -110,7 +110,7 @@ def test_training_is_seeded(tmp_path: Path) -> None:
 def test_an_embedder_trains_exports_and_serves(tmp_path: Path) -> None:
     from clear_rag.providers.onnx import OnnxEmbedder
 
-    tokenizer = build_tokenizer(tmp_path / "model" / build.TOKENIZER_FILE)
+    tokenizer = build_tokenizer(tmp_path / "model" / "tokenizer.json")
     settings = be.EmbedderSettings(
         max_tokens=32, query_tokens=16, negatives=1, claims_per_step=2, max_steps=2
     )
@@ -120,5 +120,5 @@ def test_an_embedder_trains_exports_and_serves(tmp_path: Path) -> None:
     export.quantise(fp32, tmp_path / "model" / build.MODEL_FILE)
     served = OnnxEmbedder(fp32, tokenizer, name="tiny", version="fp32", max_tokens=32)
     assert served.embed(["brake pads"], "query").shape == (1, 32)
-    check = build.check_embedder(model, tmp_path / "model", list(TEXTS.values()), 32)
+    check = build.check_embedder(model, tmp_path / "model", tokenizer, list(TEXTS.values()), 32)
     assert check["texts"] == len(TEXTS) and check["min_cosine"] > 0.9
