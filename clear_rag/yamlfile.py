@@ -15,6 +15,7 @@ known key it is closest to, for the strict schemas of suites and golden sets.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,8 +26,10 @@ from yaml.constructor import SafeConstructor
 from yaml.error import MarkedYAMLError
 from yaml.events import AliasEvent
 from yaml.nodes import CollectionNode, MappingNode, Node
-from yaml.reader import ReaderError
+from yaml.parser import Parser
+from yaml.reader import Reader, ReaderError
 from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 from clear_rag.errors import ClearRagError, ConfigError, did_you_mean
 
@@ -36,18 +39,23 @@ MAX_NODES = 250_000  # values (scalars, lists, tables), aliases expanded; 250k c
 
 NO_ALIASES = "Write the values out in full: clear-rag's files need no YAML aliases (*name)"
 
+
+class _PurePython(Reader, Scanner, Parser):
+    """PyYAML's own parser, in Python: where PyYAML was built without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+
+
 try:  # libyaml's parser where PyYAML was built with it: the scanning is about four times faster
     from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
 
-    class _Parser(Reader, Scanner, Parser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
+    _LIBYAML = True
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _Parser = _PurePython  # type: ignore[misc, assignment]
+    _LIBYAML = False
 
 
 class _Mark(Protocol):
@@ -65,37 +73,58 @@ class _Limited(Exception):
         self.what, self.fix, self.mark = what, fix, mark
 
 
-class _BoundedLoader(Composer, _Parser, SafeConstructor, Resolver):
-    """PyYAML's safe loader with a composer that counts what it composes.
+class _Counting(Composer):
+    """PyYAML's composer, counting what it composes (``MAX_ALIASES``, ``MAX_NODES``).
 
-    ``Composer`` comes first so that its ``get_single_node`` (which calls the ``compose_node`` below)
-    is used, not libyaml's own composer, which cannot be watched.
+    It comes first in a loader's bases so that its ``get_single_node`` (which calls the
+    ``compose_node`` below) is used, not libyaml's own composer, which cannot be watched.
     """
 
-    def __init__(self, text: str) -> None:
-        _Parser.__init__(self, text)
+    def _begin(self) -> None:
         Composer.__init__(self)
-        SafeConstructor.__init__(self)
-        Resolver.__init__(self)
+        SafeConstructor.__init__(self)  # type: ignore[arg-type]
+        Resolver.__init__(self)  # type: ignore[arg-type]
         self.aliases = 0
         self.nodes = 0
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        if self.check_event(AliasEvent):
+        if self.check_event(AliasEvent):  # type: ignore[attr-defined]
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark  # type: ignore[union-attr]
+                mark = self.peek_event().start_mark  # type: ignore[attr-defined]
                 raise _Limited(f"uses more than {MAX_ALIASES} YAML aliases (*name)", NO_ALIASES, mark)
         else:
             self.nodes += 1
             if self.nodes > MAX_NODES:
-                mark = self.peek_event().start_mark  # type: ignore[union-attr]
+                mark = self.peek_event().start_mark  # type: ignore[attr-defined]
                 raise _Limited(
                     f"holds more than {MAX_NODES:,} values",
                     "Check that it is the file you meant; a config, suite or golden set is far smaller",
                     mark,
                 )
         return super().compose_node(parent, index)
+
+
+class _BoundedLoader(_Counting, _Parser, SafeConstructor, Resolver):
+    """PyYAML's safe loader on libyaml's parser (where PyYAML has it), counting what it composes."""
+
+    def __init__(self, text: str) -> None:
+        _Parser.__init__(self, text)
+        self._begin()
+
+
+class _PurePythonLoader(_Counting, _PurePython, SafeConstructor, Resolver):
+    """The same on PyYAML's own parser; its messages are worded as libyaml's are (``_SAID_ALIKE``)."""
+
+    def __init__(self, text: str) -> None:
+        _PurePython.__init__(self, text)
+        self._begin()
+
+
+# The loaders here, the first the one used: libyaml's where PyYAML was built with it.
+LOADERS: dict[str, type[_BoundedLoader] | type[_PurePythonLoader]] = {"python": _PurePythonLoader}
+if _LIBYAML:
+    LOADERS = {"libyaml": _BoundedLoader, **LOADERS}
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -131,9 +160,11 @@ def decode(raw: bytes, source: str) -> str:
         ) from None
 
 
-def parse(raw: bytes, source: str) -> Any:
-    """The one YAML document in ``raw`` as plain data (``None`` for an empty document)."""
-    loader = _BoundedLoader(decode(raw, source))
+def parse(raw: bytes, source: str, *, parser: str | None = None) -> Any:
+    """The one YAML document in ``raw`` as plain data (``None`` for an empty document); ``parser``
+    names one of ``LOADERS`` (libyaml's where PyYAML has it, else PyYAML's own)."""
+    text = decode(raw, source)
+    loader = LOADERS[parser or next(iter(LOADERS))](text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -143,7 +174,7 @@ def parse(raw: bytes, source: str) -> Any:
     except _Limited as err:
         raise ConfigError(err.what, path=_at(source, err.mark), fix=err.fix) from None
     except MarkedYAMLError as err:
-        raise _syntax_error(err, source) from None
+        raise _syntax_error(err, source, text) from None
     except ReaderError as err:  # a control character: YAML allows none outside quotes or escapes
         code = err.character if isinstance(err.character, int) else ord(err.character)  # libyaml: an int
         raise ConfigError(
@@ -212,18 +243,56 @@ def _at(source: str, mark: _Mark | None) -> str:
     return source if mark is None else f"{source}:{mark.line + 1}:{mark.column + 1}"
 
 
-def _syntax_error(err: MarkedYAMLError, source: str) -> ConfigError:
+# What libyaml and PyYAML's own parser say of the same fault, in one wording (libyaml's where it is
+# the plainer): a message, and so a test of it, must not depend on how PyYAML was built.
+_SAID_ALIKE = (
+    (re.compile(r"^did not find expected (.+)$"), r"expected \1"),  # libyaml
+    (re.compile(r"^(expected .+?), but (?:got|found) .+$"), r"\1"),  # PyYAML's parser
+    (re.compile(r"^expected <block end>$"), "expected '-' indicator"),  # a list item out of line
+    (
+        re.compile(r"^mapping values are not allowed (?:here|in this context)$"),
+        "mapping values are not allowed here",
+    ),
+    (
+        re.compile(r"^found character (?:'.*' )?that cannot start any token$"),
+        "found character {found} that cannot start any token",
+    ),
+)
+
+
+def _problem(problem: str | None, text: str, mark: _Mark | None) -> str | None:
+    """The parser's ``problem`` in the one wording of ``_SAID_ALIKE`` (each rule in turn); the
+    character at ``mark`` named where the wording names one."""
+    if problem is None:
+        return None
+    for pattern, said in _SAID_ALIKE:
+        problem = pattern.sub(said, problem)
+    if "{found}" in problem:
+        at = _offset(text, mark) if mark is not None else len(text)
+        problem = problem.replace("{found}", repr(text[at]) if at < len(text) else "at the end")
+    return problem
+
+
+def _offset(text: str, mark: _Mark) -> int:
+    """The offset in ``text`` of a mark's line and column."""
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: mark.line]) + mark.column
+
+
+def _syntax_error(err: MarkedYAMLError, source: str, text: str) -> ConfigError:
     """One line for PyYAML's multi-line message: where the parse failed, what it found, and where
     the construct it was reading began."""
     mark = err.problem_mark or err.context_mark
-    what = err.problem or err.context or "cannot be parsed"
+    what = _problem(err.problem, text, mark) or err.context or "cannot be parsed"
     if err.problem and err.context:
         began = err.context_mark
+        if began is not None and mark is not None and (began.line, began.column) == (mark.line, mark.column):
+            began = None  # where the fault is, said once (PyYAML's parser leaves it out; libyaml repeats it)
         where = f" at line {began.line + 1}, column {began.column + 1}" if began is not None else ""
         if err.context.startswith("while"):  # "did not find ... (while parsing a flow sequence at ...)"
-            what = f"{err.problem} ({err.context}{where})"
+            what = f"{what} ({err.context}{where})"
         else:  # "expected a single document in the stream (at ...), but found another document"
-            what = f"{err.context}{where.replace(' at', ' (at', 1)}{')' if where else ''}, {err.problem}"
+            what = f"{err.context}{where.replace(' at', ' (at', 1)}{')' if where else ''}, {what}"
     return ConfigError(
         f"is not valid YAML: {' '.join(what.split())}",
         path=_at(source, mark),

@@ -133,9 +133,34 @@ def test_yaml_that_does_not_parse_is_one_line_with_line_and_column(tmp_path: Pat
     with pytest.raises(ConfigError) as caught:
         PipelineConfig.from_file(path)
     assert str(caught.value) == (
-        f"{path}:2:7: is not valid YAML: did not find expected ',' or ']' (while parsing a flow sequence "
+        f"{path}:2:7: is not valid YAML: expected ',' or ']' (while parsing a flow sequence "
         "at line 1, column 13). Fix it at that line and column (a value holding ': ' or ' #' needs quotes)"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: [1, 2\n",  # a list not closed at the end
+        "name: s\nrows: [a\nx: 1\n",  # nor before the next key
+        "a: {b: 1\nc: 2\n",  # a table not closed
+        "a: b: c\n",  # ': ' inside a value
+        "- a\nb: 1\n",  # a key after a list
+        "a: 'x\n",  # a quote not closed
+        "a: 1\n---\nb: 2\n",  # two documents
+        "a:\n\t- b\n",  # a tab
+        "key: @x\n",  # a reserved character
+    ],
+)
+def test_a_yaml_fault_is_said_the_same_whichever_parser_pyyaml_has(text: str) -> None:
+    """libyaml and PyYAML's own parser word their faults apart ("did not find expected ','" against
+    "expected ',', but got ':'"); the message clear-rag prints, and the tests that pin it, are one."""
+    said = set()
+    for parser in yamlfile.LOADERS:
+        with pytest.raises(ConfigError) as caught:
+            yamlfile.parse(text.encode(), "c.yaml", parser=parser)
+        said.add(str(caught.value))
+    assert len(said) == 1, said
 
 
 @pytest.mark.parametrize(

@@ -99,3 +99,27 @@ def test_without_the_weights_a_shipped_model_says_how_to_install_them(
     select._loaded_reranker.cache_clear()  # one loaded by an earlier test would be given back as it is
     with pytest.raises(ModelMissing, match=r"clear-rag-models.*pip install \./models"):
         load()  # type: ignore[operator]
+
+
+def test_ask_without_the_weights_answers_unchecked_and_says_why(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default support model is one of the weights: without them `ask` still answers (with a model
+    that needs none), says the answer is not checked and how to install the weights; named with
+    --support, the missing model is an error."""
+    from typer.testing import CliRunner
+
+    from clear_rag.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLEAR_RAG_SUPPORT")  # the default, not the fixture's fake
+    monkeypatch.setattr(models, "FOLDER", None)
+    select._loaded_reranker.cache_clear()
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hash"]).exit_code == 0
+    asked = runner.invoke(app, ["ask", "brake pads", "--embedder", "hash", "--chat", "echo"])
+    assert asked.exit_code == 0, asked.output
+    assert "not checked for support here" in asked.output and "pip install ./models" in asked.output
+    named = ["ask", "brake pads", "--embedder", "hash", "--chat", "echo", "--support", models.RERANKERS[0]]
+    refused = runner.invoke(app, named)
+    assert refused.exit_code != 0 and "clear-rag-models" in refused.output

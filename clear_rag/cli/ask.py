@@ -26,7 +26,7 @@ from clear_rag.cli.app import (
 )
 from clear_rag.config import PipelineConfig
 from clear_rag.discover import shown
-from clear_rag.errors import ClearRagError
+from clear_rag.errors import ClearRagError, ModelMissing
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import (
@@ -122,7 +122,13 @@ def ask_command(
             if not no_generate or settings.needs_chat():
                 chat_model = make_chat(chat, timeout=seconds)
             printer = _Printer(question, pipeline.chunk_text, show_stages=stages or no_generate, top=top)
-            checker = support_checker(settings.support_model)
+            try:
+                checker = support_checker(settings.support_model)
+            except ModelMissing as err:
+                if support is not None:  # asked for by name: that model, or nothing
+                    raise
+                typer.echo(f"note: the answer is not checked for support here: {err}", err=True)
+                checker = None
             # the texts of the snapshot the pipeline read, not the store's now: an ingest may have moved on
             printer.document_text = pipeline.document_text
             asked = time.perf_counter()

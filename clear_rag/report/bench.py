@@ -895,7 +895,7 @@ def _package_size(doc: dict[str, Any], name: str) -> str:
         )
         said += f" ({number(doc['checkout_mb_before'])} MB at {doc['before']})"
     table = markdown_table(["package", "wheel", "MB"], rows)
-    return f"{table}\n{said}; wheels built with `pip wheel --no-deps`."
+    return f"{table.rstrip()}\n\n{said}; wheels built with `pip wheel --no-deps`."
 
 
 def _generic(doc: dict[str, Any], name: str) -> str:

@@ -35,7 +35,7 @@ CONFIG_YAML_SYNTAX = case(
     "config-yaml-does-not-parse",
     area="config",
     fault="a YAML config with an unclosed list (`retrievers: [keyword` and the next key on the next line)",
-    message="error: c.yaml:2:7: is not valid YAML: did not find expected ',' or ']' (while parsing a flow "
+    message="error: c.yaml:2:7: is not valid YAML: expected ',' or ']' (while parsing a flow "
     f"sequence at line 1, column 13). {YAML_FIX}",
     exit_code=2,
 )
@@ -256,7 +256,7 @@ SUITE_SYNTAX = case(
     "suite-yaml-does-not-parse",
     area="suite",
     fault="a suite whose rows list is never closed",
-    message=f"error: s.yaml:3:1: is not valid YAML: did not find expected ',' or ']' (while parsing a flow "
+    message=f"error: s.yaml:3:1: is not valid YAML: expected ',' or ']' (while parsing a flow "
     f"sequence at line 2, column 7). {YAML_FIX}",
     exit_code=2,
 )
@@ -300,7 +300,7 @@ GOLDEN_SYNTAX = case(
     "suite-golden-does-not-parse",
     area="suite",
     fault="a golden set with a list that is never closed",
-    message=f"error: g.yaml:3:1: is not valid YAML: did not find expected ',' or ']' (while parsing a flow "
+    message=f"error: g.yaml:3:1: is not valid YAML: expected ',' or ']' (while parsing a flow "
     f"sequence at line 2, column 5). {YAML_FIX}",
     exit_code=2,
 )
