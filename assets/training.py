@@ -1,5 +1,6 @@
 """The models trained here: the SciFact cross-encoder reranker and the domain-adapted embedder, and
-per suite corpus a reranker adapted to it without labels, measured against the shipped one.
+per suite corpus a reranker and an embedder adapted to it without labels, measured against the
+shipped ones.
 
 Each asset calls one library function (``clear_rag.train.build``), which computes the cache key of its
 inputs (the SciFact files' digests, the base weights' digest, the mining and training settings, the
@@ -14,15 +15,18 @@ Nothing here imports torch: the definitions load without the ``train`` extra.
 (its baseline chunking; ``clear-rag train reranker --corpus STORE``) into the store's
 ``adapted-reranker`` folder, and ``<suite>/adaptation`` runs the technique check against the suite's
 real questions with it (``clear-rag check --agreement SUITE --reranker FOLDER``), written to
-``check/adapted-<suite>.json`` beside the results; both are skipped, not failed, without torch or
-SciFact, and a second run with the same store trains nothing.
+``check/adapted-<suite>.json`` beside the results. ``<suite>/adapted_embedder`` and
+``<suite>/embedder_adaptation`` do the same for the embedder (``adapted-embedder``, measured as the
+check's embedder under every row, ``check/adapted-<suite>-embedder.json``). All are skipped, not
+failed, without torch or SciFact, and a second run with the same store trains nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dagster import (
     AssetDep,
@@ -122,11 +126,42 @@ def training_assets(
 ADAPTED_FOLDER = "adapted-reranker"  # in the store it was adapted to, as `train reranker --corpus` puts it
 
 
+@dataclass(frozen=True)
+class Adaptation:
+    """One kind of model adapted to a suite's store: how it is built, where it goes, what it is called.
+    The reranker is measured in the rerank rows; the embedder under every row, as the check's embedder."""
+
+    kind: Literal["reranker", "embedder"]
+    folder: str  # in the store it was adapted to, as `train KIND --corpus STORE` puts it
+    builder: Callable[..., tuple[dict[str, Any], bool]]
+    name: str  # the manifest's model name
+    files: tuple[str, ...]  # the files a current folder holds (beside its manifest)
+
+    def key(self, what: Literal["model", "measured"]) -> str:
+        """The asset's name: adapted_reranker and adaptation (as they were), or adapted_embedder and
+        embedder_adaptation."""
+        if what == "model":
+            return f"adapted_{self.kind}"
+        return "adaptation" if self.kind == "reranker" else "embedder_adaptation"
+
+    def result(self, suite: str) -> str:
+        return f"adapted-{suite}" if self.kind == "reranker" else f"adapted-{suite}-embedder"
+
+
+ADAPTATIONS = (
+    Adaptation("reranker", ADAPTED_FOLDER, build.build_reranker, build.ADAPTED, build.SHIPPED),
+    Adaptation(
+        "embedder", "adapted-embedder", build.build_embedder, build.ADAPTED_EMBEDDER, (build.MODEL_FILE,)
+    ),
+)
+
+
 def adaptation_assets(
     layouts: Sequence[Layout], data_folder: Path = training_data.SCIFACT
 ) -> list[AssetsDefinition]:
-    """``<suite>/adapted_reranker`` and ``<suite>/adaptation`` for each store the suites' baselines
-    read (suites over one corpus and chunking, tech and tech-expansion, share one)."""
+    """``<suite>/adapted_reranker`` and ``<suite>/adaptation``, and the embedder's pair
+    (``adapted_embedder``, ``embedder_adaptation``), for each store the suites' baselines read (suites
+    over one corpus and chunking, tech and tech-expansion, share them)."""
     from clear_rag.eval.runner import store_dir
 
     made: list[AssetsDefinition] = []
@@ -137,28 +172,38 @@ def adaptation_assets(
         if folder in seen:
             continue
         seen.add(folder)
-        made += adapted_reranker(layout, chunk_key(baseline.config.chunking), data_folder)
+        for adaptation in ADAPTATIONS:
+            made += adapted_model(layout, chunk_key(baseline.config.chunking), data_folder, adaptation)
     return made
 
 
-def adapted_reranker(layout: Layout, chunking: str, data_folder: Path) -> list[AssetsDefinition]:
-    """One suite's adapted reranker and its measurement."""
+def adapted_model(
+    layout: Layout, chunking: str, data_folder: Path, adaptation: Adaptation
+) -> list[AssetsDefinition]:
+    """One suite's adapted model of one kind, and its measurement on the suite's real questions."""
     store = AssetDep(layout.key("store"), partition_mapping=SpecificPartitionsPartitionMapping([chunking]))
+    kind = adaptation.kind
 
     def folders(paths: PathsResource) -> tuple[Path, Path]:
         from clear_rag.eval.runner import store_dir
 
         suite = layout.current()
         where = store_dir(suite, layout.chunkings[chunking], Path(paths.store_root))
-        return where, where / ADAPTED_FOLDER
+        return where, where / adaptation.folder
+
+    def current(folder: Path) -> dict[str, Any] | None:
+        manifest = mf.read_manifest(folder)
+        if manifest is None or not mf.is_current(folder, str(manifest["cache_key"]), adaptation.files):
+            return None
+        return manifest
 
     @asset(
-        key=layout.key("adapted_reranker"),
+        key=layout.key(adaptation.key("model")),
         deps=[store],
         group_name=GROUP,
         code_version=mf.CODE_VERSION,
         automation_condition=AUTOMATION,
-        description=f"The reranker's recipe plus pairs cut from {layout.suite.name}'s store (no labels).",
+        description=f"The {kind}'s recipe plus pairs cut from {layout.suite.name}'s store (no labels).",
     )
     def adapted(paths: PathsResource) -> MaterializeResult:  # type: ignore[type-arg]
         import functools
@@ -169,14 +214,14 @@ def adapted_reranker(layout: Layout, chunking: str, data_folder: Path) -> list[A
         log = get_dagster_logger().info
         where, folder = folders(paths)
         builder = functools.partial(
-            build.build_reranker,
+            adaptation.builder,
             corpora=[Corpus(where.name, where)],
-            name=build.ADAPTED,
-            command=f"clear-rag train reranker --corpus {where}",
+            name=adaptation.name,
+            command=f"clear-rag train {kind} --corpus {where}",
         )
         try:
             found = materialise(
-                f"the reranker adapted to {where.name}",
+                f"the {kind} adapted to {where.name}",
                 builder,
                 folder,
                 data_folder,
@@ -186,47 +231,49 @@ def adapted_reranker(layout: Layout, chunking: str, data_folder: Path) -> list[A
         except ModelError as err:  # no torch here, say: nothing adapted, nothing lost
             log(f"{err}; {layout.suite.name}'s store is not adapted to")
             return MaterializeResult(data_version=DataVersion("absent"), metadata={"skipped": str(err)})
-        manifest = mf.read_manifest(folder)
-        if manifest is not None and mf.is_current(folder, str(manifest["cache_key"]), build.SHIPPED):
-            publish(manifest, Path(paths.results_dir), name=f"adapted-{layout.suite.name}")
+        manifest = current(folder)
+        if manifest is not None:
+            publish(manifest, Path(paths.results_dir), name=adaptation.result(layout.suite.name))
         return found
 
     @asset(
-        key=layout.key("adaptation"),
-        deps=[layout.key("adapted_reranker")],
+        key=layout.key(adaptation.key("measured")),
+        deps=[layout.key(adaptation.key("model"))],
         group_name=GROUP,
         code_version=mf.CODE_VERSION,
         automation_condition=AUTOMATION,
-        description=f"The technique rows on {layout.suite.name}'s real questions with the adapted reranker.",
+        description=f"The technique rows on {layout.suite.name}'s real questions with the adapted {kind}.",
     )
-    def adaptation(paths: PathsResource, embedder: EmbedderResource) -> MaterializeResult:  # type: ignore[type-arg]
+    def adaptation_measured(paths: PathsResource, embedder: EmbedderResource) -> MaterializeResult:  # type: ignore[type-arg]
         from clear_rag.eval import check
+        from clear_rag.models import trained_embedder
 
         log = get_dagster_logger().info
         _, folder = folders(paths)
-        manifest = mf.read_manifest(folder)
-        if manifest is None or not mf.is_current(folder, str(manifest["cache_key"]), build.SHIPPED):
-            log(f"no adapted reranker in {folder}: {layout.suite.name}'s adaptation is not measured")
+        manifest = current(folder)
+        if manifest is None:
+            log(f"no adapted {kind} in {folder}: {layout.suite.name}'s adaptation is not measured")
             return MaterializeResult(
-                data_version=DataVersion("absent"), metadata={"skipped": f"no adapted reranker in {folder}"}
+                data_version=DataVersion("absent"), metadata={"skipped": f"no adapted {kind} in {folder}"}
             )
         settings = check.CheckSettings()
-        model = embedder.get()
+        model = trained_embedder(folder) if kind == "embedder" else embedder.get()
+        reranker = str(folder) if kind == "reranker" else check.RERANKER
         measured = check.suite_agreement(
             str(layout.suite.path),
             embedder=model,
-            reranker=str(folder),
+            reranker=reranker,
             settings=settings,
             root=Path(paths.store_root),
         )
-        path = Path(paths.results_dir) / "check" / f"adapted-{layout.suite.name}.json"
+        path = Path(paths.results_dir) / "check" / f"{adaptation.result(layout.suite.name)}.json"
+        named = f"--reranker {folder}" if kind == "reranker" else f"--embedder {folder}"
         document = check.agreement_document(
             [measured],
             settings=settings,
             embedder=str(getattr(model, "name", "")),
-            reranker=str(folder),
-            command=f"clear-rag check --agreement {layout.suite.name} --reranker {folder} --save-results "
-            f"--out {path}",
+            reranker=reranker,
+            command=f"clear-rag check --agreement {layout.suite.name} {named} --save-results --out {path}",
         )
         check.save_agreement(path, document)
         return MaterializeResult(
@@ -234,4 +281,4 @@ def adapted_reranker(layout: Layout, chunking: str, data_folder: Path) -> list[A
             metadata={"path": str(path), "kendall_tau": measured["agreement"]["kendall_tau"]},
         )
 
-    return [adapted, adaptation]
+    return [adapted, adaptation_measured]

@@ -22,7 +22,7 @@ from clear_rag.eval import check
 from clear_rag.store.sqlite import DEFAULT_DIR
 
 AGREEMENT = Path("results") / check.AGREEMENT
-DEFAULT_RERANKER = "scifact-minilm-l6"
+DEFAULT_RERANKER = check.RERANKER
 
 ProbesOption = Annotated[int, typer.Option("--probes", help="Probe questions drawn from the store.")]
 SuitesOption = Annotated[

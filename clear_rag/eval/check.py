@@ -53,6 +53,7 @@ TECHNIQUES: tuple[tuple[str, dict[str, Any]], ...] = (
 HEADLINE = "ndcg@10"
 CHECK_FILE = "check.json"  # the last check of a store, kept in it: the page's Lab reads it
 AGREEMENT = Path("check") / "agreement.json"  # under results/: the check against real questions
+RERANKER = "scifact-minilm-l6"  # the rerank rows' reranker unless one is named: the one trained here
 _WORD = re.compile(r"\w+")
 
 

@@ -193,23 +193,31 @@ def tech_layouts() -> list[object]:
     return [Layout.load(name, embedder="hash") for name in ("tech", "tech-expansion")]
 
 
-def test_suites_over_one_store_share_one_adapted_reranker() -> None:
+ADAPTATION_KEYS = [
+    "tech/adapted_reranker",
+    "tech/adaptation",
+    "tech/adapted_embedder",
+    "tech/embedder_adaptation",
+]
+
+
+def test_suites_over_one_store_share_one_adapted_reranker_and_embedder() -> None:
     from assets.training import adaptation_assets
 
     keys = {d.key.to_user_string() for d in adaptation_assets(tech_layouts())}  # type: ignore[arg-type]
-    assert keys == {"tech/adapted_reranker", "tech/adaptation"}
+    assert keys == set(ADAPTATION_KEYS)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_without_torch_the_adaptation_is_skipped_and_nothing_is_measured(
     data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a machine without the train extra both assets succeed, say why they did nothing, and leave
-    no model folder and no result file."""
+    """On a machine without the train extra every adaptation asset succeeds, says why it did nothing,
+    and leaves no model folder and no result file."""
     from dagster import materialize
 
     from assets.resources import EmbedderResource, PathsResource
-    from assets.training import ADAPTED_FOLDER, adaptation_assets
+    from assets.training import ADAPTATIONS, adaptation_assets
     from clear_rag.errors import ModelError
     from clear_rag.eval.runner import fill_store, store_dir
 
@@ -226,14 +234,18 @@ def test_without_torch_the_adaptation_is_skipped_and_nothing_is_measured(
     result = materialize(
         adaptation_assets([layout], data),  # type: ignore[list-item]
         resources={"paths": paths, "embedder": EmbedderResource(name="hash")},
-        selection=["tech/adapted_reranker", "tech/adaptation"],
+        selection=ADAPTATION_KEYS,
     )
     skipped = {
         e.asset_key.to_user_string(): str(e.materialization.metadata["skipped"].value)
         for e in result.get_asset_materialization_events()
         if e.asset_key is not None
     }
-    assert "torch" in skipped["tech/adapted_reranker"]
-    assert ADAPTED_FOLDER in skipped["tech/adaptation"]
+    assert "torch" in skipped["tech/adapted_reranker"] and "torch" in skipped["tech/adapted_embedder"]
+    assert "adapted-reranker" in skipped["tech/adaptation"]
+    assert "adapted-embedder" in skipped["tech/embedder_adaptation"]
     assert not (tmp_path / "results").exists()
-    assert not (store_dir(suite, chunking, tmp_path / "stores") / ADAPTED_FOLDER / mf.MANIFEST).exists()
+    for adaptation in ADAPTATIONS:
+        assert not (
+            store_dir(suite, chunking, tmp_path / "stores") / adaptation.folder / mf.MANIFEST
+        ).exists()
