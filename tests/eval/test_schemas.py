@@ -85,9 +85,7 @@ def test_base_and_rows_of_the_wrong_kind_are_named(project: Path) -> None:
 
 def test_suite_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
     path = _suite(project, "name: s\nrows: [{name: a}\n")
-    with pytest.raises(
-        ConfigError, match=r"^s\.yaml:3:1: is not valid YAML: expected ',' or ']'"
-    ):
+    with pytest.raises(ConfigError, match=r"^s\.yaml:3:1: is not valid YAML: expected ',' or ']'"):
         load_suite(path)
 
 
@@ -176,9 +174,7 @@ def test_golden_sets_are_read_strictly(project: Path, text: str, message: str) -
 
 def test_golden_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
     path = _golden(project, "questions:\n  - {id: a, question: b\n")
-    with pytest.raises(
-        ClearRagError, match=r"g\.yaml:3:1: is not valid YAML: expected ',' or '}'"
-    ):
+    with pytest.raises(ClearRagError, match=r"g\.yaml:3:1: is not valid YAML: expected ',' or '}'"):
         read_golden(path)
 
 
