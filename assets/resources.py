@@ -25,12 +25,13 @@ from clear_rag.providers.select import (
     make_chat,
     make_embedder,
 )
+from clear_rag.results import files
 from clear_rag.store.sqlite import DEFAULT_DIR
 
 RESULTS = "results"  # committed: what the README and the site render
 RUN_RESULTS = ".clear-rag/results"
 FAKE_RESULTS = ".clear-rag/results-hash"
-BASELINE_FAKE = "results/baseline-fake.json"
+BASELINE_FAKE = str(files.BASELINE_FAKE)
 
 
 def results_dir_for(embedder: str) -> str:

@@ -47,9 +47,10 @@ from dagster import (
 
 from assets.corpus import file_version
 from assets.layout import AUTOMATION, OBSERVE, digest
-from clear_rag.report.blocks import BLOCK, Results, blocks, check_page, plots_named, result_numbers
+from clear_rag.report.blocks import BLOCK, blocks, check_page, plots_named, result_numbers
 from clear_rag.report.figures import write_plots
 from clear_rag.report.publish import pages, publish_page
+from clear_rag.report.sources import Results
 
 GROUP = "site"
 COMMITTED = Path("results")

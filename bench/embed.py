@@ -16,7 +16,7 @@ message when ``../shared/data`` is absent), cut at 256 tokens, 2 threads for eve
   is the median over slices; each ratio is the median of the per-slice ratios.
 - **steps**: one change at a time on ``--step-texts`` texts, ``--rounds`` interleaved rounds, median:
   on the shipped file (no length sorting, session options, I/O binding, batch size), then on new
-  exports of the fp32 weights (``clear_rag.providers.onnx_export``: plain export, fused, int8 per
+  exports of the fp32 weights (``clear_rag.train.onnx_export``: plain export, fused, int8 per
   tensor, per channel, per channel with reduce_range). Needs torch for the exports.
 
 Every contender's vectors are compared with sentence-transformers' fp32 ones: min and median cosine.
@@ -102,8 +102,8 @@ def sentence_transformers(max_tokens: int) -> tuple[Any, str]:
     from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found, unused-ignore]
 
     from clear_rag.packaged import packaged_file
-    from clear_rag.providers.onnx_export import WEIGHTS_FILE
     from clear_rag.tokens import DEFAULT_TOKENIZER_PACKAGE
+    from clear_rag.train.onnx_export import WEIGHTS_FILE
 
     torch.set_num_threads(THREADS)
     folder = packaged_file(DEFAULT_TOKENIZER_PACKAGE, WEIGHTS_FILE).parent
@@ -190,9 +190,10 @@ def _embedder(model: Path, **settings: Any) -> Embed:
 
 
 def main_part(texts: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    from clear_rag.providers.onnx import minilm_int8, minilm_q8
+    from clear_rag.models import fast_embedder
+    from clear_rag.providers.onnx import minilm_int8
 
-    shipped, fast = minilm_int8(threads=THREADS), minilm_q8(threads=THREADS)
+    shipped, fast = minilm_int8(threads=THREADS), fast_embedder(threads=THREADS)
     model, st_version = sentence_transformers(args.max_tokens)
     probe = best_st_batch(model, texts[: args.probe_texts])
     contenders: dict[str, Embed] = {
@@ -241,7 +242,7 @@ def _shipped_file() -> Path:
 
 
 def steps_part(texts: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    from clear_rag.providers import onnx_export
+    from clear_rag.train import onnx_export
 
     shipped = _shipped_file()
     steps: dict[str, Embed] = {
@@ -300,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     if args.build:
         from clear_rag import models
-        from clear_rag.providers.onnx_export import build
+        from clear_rag.train.onnx_export import build
 
         print(build((models.FOLDER or models.CHECKOUT) / models.FAST))
         return 0

@@ -70,9 +70,8 @@ def child(store_dir: Path, embedder: str, inline: bool) -> dict[str, Any]:
     from clear_rag.cli.app import open_existing
     from clear_rag.cli.ask import run_config
     from clear_rag.generate.planner import Planner
-    from clear_rag.generate.support import support_checker
     from clear_rag.index import compiled, ranking, vectors
-    from clear_rag.providers.select import make_embedder
+    from clear_rag.providers.select import make_embedder, support_checker
     from clear_rag.session import open_pipeline
 
     if inline:  # the predecessor's lookups: the kernels imported, compiled at their first call

@@ -28,6 +28,8 @@ TOKENIZER = "tokenizer.json"
 RERANKERS = ("scifact-minilm-l6",)
 EMBEDDERS = ("scifact-minilm-l6-embed",)
 FAST = "minilm-l6-q8"  # all-MiniLM-L6-v2 fused and quantised here (``--embedder minilm-q8``)
+# What the page says beside a model of the weights that is not here: no path (the page names none)
+NOT_INSTALLED = f"needs the {DISTRIBUTION} package: run `pip install {DISTRIBUTION}` (or `make run`)"
 INSTALL = (
     f"Install the weights: `pip install {DISTRIBUTION}` (from a checkout of clear-rag, "
     "`pip install ./models`, which `make run` does)"
@@ -147,6 +149,39 @@ def trained_reranker(folder: Path, name: str | None = None, **settings: int) -> 
         version=version(found),
         max_tokens=int(found["inputs"]["training"]["max_tokens"]),
         **settings,
+    )
+
+
+FAST_MODEL, FAST_BUILD = "model.onnx", "build.json"  # the minilm-q8 folder's files
+
+
+def fast_embedder(*, threads: int = 0, batch_size: int | None = None) -> Any:
+    """all-MiniLM-L6-v2 exported, fused and quantised per channel here (``minilm-q8``; opt-in), read
+    with the base package's tokenizer; ``OnnxEmbedder``'s batch size where none is given.
+
+    Its vectors are not the default's (0.99 cosine to the fp32 model where the default has 0.999), so
+    an index built with one must not be searched with the other: results record the model name.
+    """
+    from clear_rag.packaged import packaged_file
+    from clear_rag.providers.onnx import BATCH_SIZE, OnnxEmbedder
+    from clear_rag.tokens import DEFAULT_TOKENIZER_FILE, DEFAULT_TOKENIZER_PACKAGE
+
+    folder = shipped(FAST)
+    model = folder / FAST_MODEL
+    if not model.is_file():
+        raise ModelError(
+            "is missing from this installation",
+            path=str(model),
+            fix=f"{INSTALL}; or rebuild it: pip install -e '.[train]'; python -m bench.embed --build",
+        )
+    build = json.loads((folder / FAST_BUILD).read_text(encoding="utf-8"))
+    return OnnxEmbedder(
+        model,
+        packaged_file(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE),
+        name="all-MiniLM-L6-v2-q8-fused",
+        version=str(build["sha256"])[:12],
+        threads=threads,
+        batch_size=batch_size or BATCH_SIZE,
     )
 
 

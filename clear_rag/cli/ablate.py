@@ -33,11 +33,11 @@ from clear_rag.cli.app import (
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ConfigError, InputError
 from clear_rag.providers.select import DEFAULT_EMBEDDER, DEFAULT_WRITER
+from clear_rag.results.files import BASELINE_FAKE
 
 if TYPE_CHECKING:
     from clear_rag.eval.suite import Suite
 
-BASELINE_FAKE = Path("results") / "baseline-fake.json"
 
 ResultsDirOption = Annotated[Path, typer.Option("--results-dir", help="Where result files go.")]
 SaveOption = Annotated[bool, typer.Option("--save-results", help="Write the result file (atomically).")]

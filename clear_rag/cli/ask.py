@@ -105,8 +105,7 @@ def ask_command(
     """
     started = time.perf_counter()  # the command's part of the wait begins here, these imports in it
     from clear_rag.generate.planner import Planner
-    from clear_rag.generate.support import support_checker
-    from clear_rag.providers.select import make_chat, make_embedder, server_timeout
+    from clear_rag.providers.select import make_chat, make_embedder, server_timeout, support_checker
     from clear_rag.session import open_pipeline
 
     question = escaped_question(question)

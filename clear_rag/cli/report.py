@@ -14,7 +14,8 @@ import typer
 from clear_rag.cli.app import app, fail
 from clear_rag.errors import ClearRagError
 from clear_rag.report import publish
-from clear_rag.report.blocks import Results, check_page, result_numbers
+from clear_rag.report.blocks import check_page, result_numbers
+from clear_rag.report.sources import Results
 
 PagesArgument = Annotated[
     list[Path] | None, typer.Argument(help="Pages to process (default: README.md and the pages under site/).")

@@ -33,12 +33,12 @@ from clear_rag.eval.loss import where_lost
 from clear_rag.eval.suite import Row, Suite
 from clear_rag.generate.cache import CachedChat, GenerationCache
 from clear_rag.generate.planner import Planner
-from clear_rag.generate.support import support_checker
 from clear_rag.hashing import file_sha256
 from clear_rag.index.sync import SyncReport
 from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
 from clear_rag.progress import Progress as ProgressReport
 from clear_rag.providers.base import ChatModel, Embedder
+from clear_rag.providers.select import support_checker
 from clear_rag.results.document import aggregate, result_document, with_subset
 from clear_rag.retrieve.pipeline import final_ranking
 from clear_rag.retrieve.stages import ChunkRef

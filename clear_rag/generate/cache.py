@@ -37,8 +37,7 @@ from typing import Any, cast
 
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import ModelError, StoreError
-from clear_rag.providers.base import ChatModel, Message, describe
-from clear_rag.providers.fake import token_pieces
+from clear_rag.providers.base import ChatModel, Message, describe, token_pieces
 
 try:
     import fcntl

@@ -43,8 +43,7 @@ from clear_rag.generate.prompt import REFUSAL, GivenSource, read_answer_messages
 from clear_rag.generate.queries import REWRITE_SYSTEM
 from clear_rag.generate.sentences import sentence_spans
 from clear_rag.generate.support import Source, SupportChecker
-from clear_rag.providers.base import Message
-from clear_rag.providers.fake import token_pieces
+from clear_rag.providers.base import Message, token_pieces
 from clear_rag.types import Evidence
 
 RULE = "1"  # the rule's version: part of the name a result row records, and of the cache key

@@ -401,13 +401,3 @@ def _answering(numbers: Sequence[int]) -> str:
 
 def _refs(numbers: Sequence[int]) -> str:
     return "".join(f"[{n}]" for n in dict.fromkeys(numbers))
-
-
-def support_checker(name: str) -> SupportChecker:
-    """The checker over the reranker ``name`` (as ``--reranker`` names them), with the calibration
-    shipped beside it where it has one (``clear-rag train support`` writes it), else uncalibrated."""
-    from clear_rag import models
-    from clear_rag.providers.select import make_reranker
-
-    found = models.support_calibration(name)
-    return SupportChecker(make_reranker(name), Calibration.from_dict(found) if found else UNCALIBRATED)

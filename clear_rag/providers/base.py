@@ -8,6 +8,7 @@ so that a result row can record which model produced it (see ``describe``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol
 
@@ -101,3 +102,9 @@ class Fingerprinted(Protocol):
 def describe(provider: Named) -> str:
     """``"name@version"``: how a result row or a trace records which model produced it."""
     return f"{provider.name}@{provider.version}"
+
+
+def token_pieces(text: str) -> list[str]:
+    """``text`` cut before each run of whitespace, like a model's tokens; the pieces join back to it.
+    How a model that answers a whole text at once (extractive, cached, fake) streams it."""
+    return re.findall(r"\s*\S+|\s+", text)

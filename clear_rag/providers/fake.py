@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.errors import ModelError
-from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message, describe
+from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message, describe, token_pieces
 
 _WORD = re.compile(r"\w+")
 
@@ -102,11 +102,6 @@ class ChatCall:
 
     messages: tuple[Message, ...]
     options: Mapping[str, object]
-
-
-def token_pieces(text: str) -> list[str]:
-    """``text`` cut before each run of whitespace, like a model's tokens; the pieces join back to it."""
-    return re.findall(r"\s*\S+|\s+", text)
 
 
 class ScriptedChatModel:

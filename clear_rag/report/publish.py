@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from clear_rag.atomic import write_atomic
-from clear_rag.report.blocks import Results, plots_named, render_page
+from clear_rag.report.blocks import plots_named, render_page
 from clear_rag.report.figures import write_plots
+from clear_rag.report.sources import Results
 
 
 def pages(root: Path = Path(".")) -> list[Path]:

@@ -14,6 +14,9 @@ from typing import Any
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError
 
+# the fake-provider baseline that `make test` gates on (`clear-rag ablate tech --embedder hash --bless`)
+BASELINE_FAKE = Path("results") / "baseline-fake.json"
+
 
 def dumps(document: Any) -> str:
     """The one JSON form of result files: one-space indent, UTF-8 kept, a trailing newline."""

@@ -281,8 +281,8 @@ def build_embedder(
 ) -> tuple[dict[str, Any], bool]:
     """The adapted embedder's folder brought up to date, on the reranker's hard negatives; ``corpora``
     add each store's self-supervised pairs, as for ``build_reranker`` (``train embedder --corpus``)."""
-    from clear_rag.providers.onnx_export import fused_int8
     from clear_rag.train.embedder import EmbedderSettings
+    from clear_rag.train.onnx_export import fused_int8
     from clear_rag.train.pairs import PairSettings
 
     name = name or EMBEDDER

@@ -46,7 +46,7 @@ class EmbedderSettings:
     threads: int = 2  # in the cache key, as the thread count can move floats
     max_steps: int = 0
     # how the export is made int8: fused as the shipped minilm-q8 is, then this variant of
-    # clear_rag.providers.onnx_export.QUANTISATIONS (plain per-channel kept 0.968 mean cosine to fp32)
+    # clear_rag.train.onnx_export.QUANTISATIONS (plain per-channel kept 0.968 mean cosine to fp32)
     quantisation: str = "per_channel_layer0_ffn_out_fp32"
 
 

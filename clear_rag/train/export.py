@@ -11,7 +11,6 @@ that the int8 scores rank each group's passages as the fp32 torch scores do.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,58 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.eval.metrics import kendall_tau
+from clear_rag.train.onnx_export import INPUTS, export_onnx
 
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def export_onnx(model: Any, path: Path, *, output: str) -> Path:
-    """Write ``model`` (a BERT ``...ForSequenceClassification`` or ``BertModel``) as fp32 ONNX.
-
-    ``output`` names the graph's one output: ``logits`` for a cross-encoder, ``last_hidden_state``
-    for an embedder (what ``OnnxEmbedder`` mean-pools).
-    """
-    import torch  # type: ignore[import-not-found, unused-ignore]
-
-    class ByName(torch.nn.Module):  # type: ignore[misc, unused-ignore]  # torch is Any where not installed
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out[0]
-
-    model.eval()
-    # Eager attention, since the SDPA path transformers picks by default decides in Python whether a
-    # mask is needed and a trace keeps that decision; and a sample with padding, so the masking ops
-    # are traced rather than skipped for an all-ones mask.
-    if hasattr(model, "set_attn_implementation"):
-        model.set_attn_implementation("eager")
-    else:
-        model.config._attn_implementation = "eager"
-    sample = torch.ones((2, 8), dtype=torch.long)
-    mask = sample.clone()
-    mask[1, 5:] = 0
-    axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS}
-    axes[output] = {0: "batch"} if output == "logits" else {0: "batch", 1: "sequence"}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The TorchScript exporter on purpose (it warns that it is the legacy one): it is the one found to
-    # export MiniLM here (opset 17, inputs by name), and its graphs load in the onnxruntime we ship with.
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the legacy-exporter notice and tracing notes on shape checks
-        torch.onnx.export(
-            ByName(model),
-            (sample, mask, torch.zeros_like(sample)),
-            str(path),
-            input_names=list(INPUTS),
-            output_names=[output],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-    return path
+__all__ = ["INPUTS", "agreement", "export_onnx", "quantise", "torch_logits"]
 
 
 def quantise(fp32: Path, int8: Path) -> Path:
@@ -80,7 +30,7 @@ def quantise(fp32: Path, int8: Path) -> Path:
     embedder kept a median cosine of 0.934 to fp32, with one per channel 0.994:
     results/bench/embed-steps.json). Any BERT shape; an embedder of MiniLM's shape takes
     ``onnx_export.fused_int8`` instead."""
-    from clear_rag.providers.onnx_export import quantise as quantise_variant
+    from clear_rag.train.onnx_export import quantise as quantise_variant
 
     int8.parent.mkdir(parents=True, exist_ok=True)
     return quantise_variant(fp32, int8, "per_channel")

@@ -31,9 +31,10 @@ from clear_rag.config import PipelineConfig
 from clear_rag.errors import Cancelled, ClearRagError, ConfigError, ModelError
 from clear_rag.eval.suite import merge
 from clear_rag.generate.planner import Event, Planner
-from clear_rag.generate.support import SupportChecker, support_checker
+from clear_rag.generate.support import SupportChecker
 from clear_rag.index.places import INDEX_DIR, IndexBehindError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
+from clear_rag.providers.select import support_checker
 from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store

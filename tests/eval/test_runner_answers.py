@@ -136,7 +136,8 @@ def test_a_suite_naming_answer_grades_must_generate(project: Path) -> None:
 
 def test_the_outcome_table_and_plot_count_every_graded_answer_once(project: Path) -> None:
     from clear_rag.eval.answers import OUTCOMES
-    from clear_rag.report.blocks import Results, render_page
+    from clear_rag.report.blocks import render_page
+    from clear_rag.report.sources import Results
     from clear_rag.report.tables import query_rows
 
     result = _run(project, CountingChat())

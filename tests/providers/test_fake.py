@@ -9,7 +9,7 @@ from clear_rag.errors import ModelError
 from clear_rag.generate.prompt import REFUSAL, answer_messages, citations, is_refusal, sources_block
 from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
 from clear_rag.providers import Message
-from clear_rag.providers.base import describe
+from clear_rag.providers.base import describe, token_pieces
 from clear_rag.providers.fake import (
     ECHO_REFUSAL,
     ChatCall,
@@ -18,7 +18,6 @@ from clear_rag.providers.fake import (
     LexicalReranker,
     ScriptedChatModel,
     hash_bucket,
-    token_pieces,
 )
 from clear_rag.providers.select import make_chat
 from clear_rag.retrieve.assemble import Assembled, Passage

@@ -15,12 +15,10 @@ from clear_rag import models
 from clear_rag.packaged import packaged_file
 from clear_rag.providers.onnx import (
     _MINILM_FILE,
-    FAST_MODEL,
     MINILM_PACKAGE,
     OnnxEmbedder,
     SessionSettings,
     minilm_int8,
-    minilm_q8,
 )
 from clear_rag.tokens import DEFAULT_TOKENIZER_FILE, DEFAULT_TOKENIZER_PACKAGE
 
@@ -105,14 +103,14 @@ def test_length_sorted_batches_give_each_text_its_own_vector_in_input_order(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
+@pytest.mark.skipif(not models.has(models.FAST, models.FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_embedder_keeps_the_default_vectors_direction() -> None:
     texts = [
         "Aspirin lowers the risk of a second heart attack in patients with coronary disease.",
         "Tumour growth slowed when the receptor signal was blocked in mice.",
         "a",
     ]
-    fast, default = minilm_q8(threads=2, batch_size=2), minilm_int8(threads=2)
+    fast, default = models.fast_embedder(threads=2, batch_size=2), minilm_int8(threads=2)
     ours, theirs = fast.embed(texts, kind="document"), default.embed(texts, kind="document")
     assert fast.dim == 384 and fast.name != default.name
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
@@ -122,7 +120,7 @@ def test_fast_embedder_keeps_the_default_vectors_direction() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
+@pytest.mark.skipif(not models.has(models.FAST, models.FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_embedder_is_chosen_by_name_and_default_is_unchanged() -> None:
     from clear_rag.providers.select import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
 
@@ -130,16 +128,16 @@ def test_fast_embedder_is_chosen_by_name_and_default_is_unchanged() -> None:
     assert make_embedder("minilm-q8").name == "all-MiniLM-L6-v2-q8-fused"
 
 
-@pytest.mark.skipif(not models.has(models.FAST, FAST_MODEL), reason="minilm-q8 is not installed")
+@pytest.mark.skipif(not models.has(models.FAST, models.FAST_MODEL), reason="minilm-q8 is not installed")
 def test_fast_model_file_is_the_one_its_build_record_names() -> None:
     import json
 
     from clear_rag.hashing import file_sha256
-    from clear_rag.providers.onnx_export import QUANTISATIONS, SHIPPED_QUANTISATION
+    from clear_rag.train.onnx_export import QUANTISATIONS, SHIPPED_QUANTISATION
 
     folder = models.shipped(models.FAST)
     record = json.loads((folder / "build.json").read_text(encoding="utf-8"))
-    assert record["sha256"] == file_sha256(folder / FAST_MODEL)
+    assert record["sha256"] == file_sha256(folder / models.FAST_MODEL)
     assert record["quantisation"] == {
         "kind": "dynamic",
         "weight_type": "int8",

@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
-from clear_rag.report.blocks import Results, check_page, plot_path, render_page
+from clear_rag.report.blocks import check_page, render_page
 from clear_rag.report.caveats import CEILING, caveats
+from clear_rag.report.sources import Results, plot_path
 from clear_rag.report.tables import categories_table, previous_table
 
 CATEGORIES = ("factual", "paraphrase", "identifier")

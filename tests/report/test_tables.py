@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from clear_rag.cli import app
 from clear_rag.errors import InputError
-from clear_rag.report.blocks import Results, check_page, render_page, unmatched_numbers
+from clear_rag.report.blocks import check_page, render_page, unmatched_numbers
+from clear_rag.report.sources import Results
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = {

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from clear_rag.generate.queries import REWRITE_SYSTEM
-from clear_rag.providers.base import Message
-from clear_rag.providers.fake import token_pieces
+from clear_rag.providers.base import Message, token_pieces
 from clear_rag.store import Store
 from tests.web.answering import ANSWERED, CountingChat, serve_checked
 from tests.web.browser import WAIT_MS, open_page, require_browser

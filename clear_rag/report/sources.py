@@ -1,0 +1,69 @@
+"""Where a page's result files are read from (``Results``) and where their plots are written
+(``plot_path``): what the blocks and the figures both read, so neither imports the other for it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clear_rag.errors import InputError
+
+PLOTS = Path("site") / "plots"
+
+
+@dataclass(frozen=True)
+class Results:
+    """Where result files are read from: ``folders`` in order, the first that holds a file wins (a run's
+    own results, then the committed ones for the files the run did not write)."""
+
+    folders: tuple[Path, ...]
+    _cache: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    drawn: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def at(cls, *folders: Path | str) -> Results:
+        return cls(tuple(Path(f) for f in folders))
+
+    def path(self, name: str) -> Path:
+        for folder in self.folders:
+            candidate = folder / f"{name}.json"
+            if candidate.is_file():
+                return candidate
+        raise InputError(
+            "is named by a results block but does not exist",
+            path=str(self.folders[0] / f"{name}.json"),
+            fix="Write it with the command that produces it (see site/reproduce.md), "
+            "or correct the name in the block",
+        )
+
+    def load(self, name: str) -> dict[str, Any]:
+        if name not in self._cache:
+            path = self.path(name)
+            try:
+                self._cache[name] = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError as err:
+                raise InputError(
+                    f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it"
+                ) from None
+        return self._cache[name]
+
+    def names(self) -> list[str]:
+        """Every result file's name, suites first then benchmarks, each once."""
+        found = {
+            path.relative_to(folder).with_suffix("").as_posix()
+            for folder in self.folders
+            for path in folder.rglob("*.json")
+            if "generations" not in path.relative_to(folder).parts
+        }
+        return sorted(found, key=lambda name: (name.count("/"), name))
+
+    def folder(self, name: str) -> Path:
+        path = self.path(name)
+        return path.parents[name.count("/")]
+
+
+def plot_path(name: str, which: str) -> Path:
+    """Where the plot ``which`` of result file ``name`` lives, from the project root."""
+    return PLOTS / f"{name.replace('/', '-')}-{which}.svg"
