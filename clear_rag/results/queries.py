@@ -10,7 +10,8 @@ same suite (``baseline-fake.json`` and ``tech.json`` both say ``"suite": "tech"`
 not identify a row.
 
 Each view and named query is a small function whose docstring describes it; ``connect`` creates the views,
-``run_sql`` runs one statement against them. This is the only module of the project that imports duckdb.
+``run_sql`` runs one statement against them. This is the only module of the project that imports
+duckdb, and only when a query runs: DuckDB is an extra (``clear-rag[results]``).
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from clear_rag.errors import ResultsQueryError
 from clear_rag.eval.answers import CHECK_METRICS, OUTCOMES
 from clear_rag.eval.loss import VERDICTS
+
+if TYPE_CHECKING:
+    import duckdb
 
 # The file schema is declared rather than inferred: DuckDB turns an object with more than 200 keys into a
 # MAP and a smaller one into a STRUCT (map_inference_threshold), so by_category / comparisons / metrics
@@ -320,6 +323,19 @@ def _signature(folder: Path) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def _duckdb() -> ModuleType:
+    """DuckDB, an extra (``clear-rag[results]``, which ``make run`` installs): without it, everything but
+    the result views runs, and these say what to install."""
+    try:
+        import duckdb
+    except ImportError:
+        raise ResultsQueryError(
+            "needs DuckDB to query the result files, and it is not installed",
+            fix="pip install 'clear-rag[results]' (`make run` installs it)",
+        ) from None
+    return duckdb
+
+
 def _snapshot(folder: Path) -> _Snapshot:
     """The folder's snapshot, read again only when its signature changed. Reading the files costs most of
     a query (the SciFact files carry every question of every row); a page renders dozens of queries."""
@@ -331,7 +347,8 @@ def _snapshot(folder: Path) -> _Snapshot:
         place = Path(tempfile.mkdtemp(prefix="clear-rag-results-"))
         atexit.register(shutil.rmtree, place, ignore_errors=True)
         database = place / "snapshot.duckdb"
-        con = duckdb.connect(str(database))
+        db = _duckdb()
+        con = db.connect(str(database))
         unreadable = []
         try:
             con.execute("SET TimeZone = 'UTC'")
@@ -342,7 +359,7 @@ def _snapshot(folder: Path) -> _Snapshot:
                     continue
                 try:
                     con.execute(_insert_sql(folder / name))
-                except duckdb.Error as err:
+                except db.Error as err:
                     unreadable.append((name, str(err).partition("\n")[0].strip().rstrip(".").strip()))
             for statement in _macros("files"):
                 con.execute(statement)
@@ -398,13 +415,14 @@ def connect(
             path=str(folder),
             fix="Write one with `clear-rag ablate SUITE --save-results`, or pass --results-dir",
         )
+    db = _duckdb()
     try:
         snapshot = _snapshot(folder)
-    except duckdb.Error as err:
+    except db.Error as err:
         raise _cannot_read(folder, err) from err
     if snapshot.unreadable and not skip_unreadable:
         raise _cannot_read(folder, snapshot.unreadable[0][1])
-    con = duckdb.connect()
+    con: duckdb.DuckDBPyConnection = db.connect()
     try:
         # Dates print in UTC whatever the machine's zone, as the files write them.
         con.execute("SET TimeZone = 'UTC'")
@@ -416,7 +434,7 @@ def connect(
         con.execute(f"SET allowed_directories = [{_literal(str(folder) + '/')}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-    except duckdb.Error as err:
+    except db.Error as err:
         con.close()
         raise _cannot_read(folder, err) from err
     return con
@@ -435,11 +453,12 @@ def run_sql(
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run ``sql`` against the views; the column names and the rows (none for a statement without output)."""
     con = connect(results_dir, skip_unreadable=skip_unreadable)
+    db = _duckdb()
     try:
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description or []]
         return columns, cursor.fetchall() if columns else []
-    except duckdb.Error as err:
+    except db.Error as err:
         # DuckDB's first line says what is wrong; the rest (candidate columns, the line with a caret under
         # the culprit) reads best after the advice, where the caret still lines up.
         first, _, context = str(err).partition("\n")

@@ -341,3 +341,29 @@ def test_every_row_of_the_real_tech_file_is_in_rows() -> None:
     assert found == {row["name"]: row["metrics"]["ndcg@10"] for row in tech["rows"]}
     suites = {f for f, _ in run_sql("SELECT file, suite FROM suites", REPO_RESULTS)[1]}
     assert "retrieval" not in suites and "ingest" not in suites  # results/bench/ stays out
+
+
+def test_without_duckdb_a_query_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB is an extra: where it is not installed, the result views say so, and nothing else needs
+    it (the server and the CLI import this module without importing duckdb)."""
+    import sys
+
+    from clear_rag.errors import ResultsQueryError
+    from clear_rag.results import queries
+
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # `import duckdb` now fails as if not installed
+    with pytest.raises(ResultsQueryError, match=r"needs DuckDB.*pip install 'clear-rag\[results\]'"):
+        queries.run_named("suites", Path(__file__).resolve().parents[2] / "results")
+
+
+def test_the_server_and_the_cli_load_without_duckdb() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['duckdb'] = None\n"
+        "import clear_rag.web.app, clear_rag.cli, clear_rag.results.answers\n"
+        "print('loaded')"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and "loaded" in ran.stdout, ran.stderr
