@@ -35,7 +35,7 @@ class _Counting:
 @pytest.fixture
 def parse_calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     calls: Counter[str] = Counter()
-    monkeypatch.setattr("clear_rag.ingest.get_parser", lambda *a: _Counting(real_get_parser(*a), calls))
+    monkeypatch.setattr("clear_rag.ingest.files.get_parser", lambda *a: _Counting(real_get_parser(*a), calls))
     return calls
 
 
@@ -140,7 +140,7 @@ def test_opening_a_store_rebuilds_nothing(
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("parsing or chunking at start-up")
 
-    monkeypatch.setattr("clear_rag.ingest.get_parser", refuse)
+    monkeypatch.setattr("clear_rag.ingest.files.get_parser", refuse)
     monkeypatch.setattr(type(chunker), "chunk", refuse)
     with Store(tmp_path / "s") as reopened:
         assert reopened.stats().chunks > 0
@@ -231,7 +231,7 @@ def test_a_parser_crash_on_one_file_does_not_stop_the_others(
             raise IndexError("list index out of range")
 
     monkeypatch.setattr(
-        "clear_rag.ingest.get_parser",
+        "clear_rag.ingest.files.get_parser",
         lambda kind, backend=None: Crashing() if kind == "text" else real_get_parser(kind),
     )
     with Store(tmp_path / "s", root=tmp_path) as store:

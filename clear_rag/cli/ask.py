@@ -25,8 +25,8 @@ from clear_rag.cli.app import (
     open_existing,
 )
 from clear_rag.config import PipelineConfig
-from clear_rag.discover import shown
 from clear_rag.errors import ClearRagError, ModelMissing
+from clear_rag.ingest.walk import shown
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import (

@@ -19,12 +19,12 @@ from clear_rag.cli.app import (
     fail,
 )
 from clear_rag.config import PipelineConfig
-from clear_rag.discover import shown
 from clear_rag.errors import ClearRagError
 from clear_rag.index.files import DamagedIndexError
 from clear_rag.index.places import IndexHealth, existing_places, health
 from clear_rag.index.sync import SyncReport, missing_lines, report_lines
 from clear_rag.ingest import IngestReport, ingest
+from clear_rag.ingest.walk import shown
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.store.opening import store_failure
 from clear_rag.store.sqlite import Store

@@ -17,8 +17,8 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
 from dagster._core.definitions.data_version import extract_data_version_from_entry
 
 from assets.run import CURSOR, update
-from clear_rag import ingest
 from clear_rag.ingest import ParsedFile
+from clear_rag.ingest import files as ingest
 from clear_rag.parse.base import Parser
 from clear_rag.store.sqlite import Store
 from tests.assets.conftest import CHUNKINGS, DAGSTER_WARNINGS, PARSED, ROWS, CountingEmbedder, toy_definitions

@@ -10,9 +10,9 @@ from dagster import AssetKey, DagsterInstance
 
 from assets.layout import Layout
 from assets.run import update
-from clear_rag import ingest
 from clear_rag.eval.runner import store_dir
 from clear_rag.ingest import ParsedFile
+from clear_rag.ingest import files as ingest
 from clear_rag.parse.base import Parser
 from clear_rag.store.sqlite import Store
 from tests.assets.conftest import DAGSTER_WARNINGS, PARSED, CountingEmbedder, toy_definitions

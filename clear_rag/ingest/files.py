@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from clear_rag.chunk.base import Chunker
-from clear_rag.discover import Discovery, shown, walk_paths
 from clear_rag.errors import ClearRagError, UnreadableFileError
+from clear_rag.ingest.walk import Discovery, shown, walk_paths
 from clear_rag.parse.base import Parser
 from clear_rag.parse.registry import file_type_of, get_parser
 from clear_rag.store.sqlite import DocumentRecord, Store
@@ -81,7 +81,7 @@ def discover(
     paths: Iterable[str | Path], *, follow_links: bool = False
 ) -> tuple[list[Path], list[FileOutcome]]:
     """The files to ingest under ``paths``, in sorted order, and outcomes for paths that fail or
-    are skipped (see ``clear_rag.discover.walk_paths``)."""
+    are skipped (see ``clear_rag.ingest.walk.walk_paths``)."""
     files, outcomes, _ = _discover(paths, follow_links)
     return files, outcomes
 
