@@ -29,6 +29,7 @@ from clear_rag.retrieve.stages import (
     KeywordRetriever,
     Retriever,
     SearchIndex,
+    Stage,
     VectorRetriever,
     VectorSearchIndex,
     run_jobs,
@@ -102,15 +103,18 @@ class Pipeline:
                 if vectors is None or embedder is None:
                     raise _missing("retrievers", "vector", "a vector index and an embedder")
                 self._retrievers.append(VectorRetriever(vectors, embedder, table, config.depth))
-        self._rerank: RerankStage | None = None
+        # the stages after fusion, in the order they run: built from the config, run as a list
+        self.later: list[Stage] = []
         if config.rerank:
             if reranker is None:
                 raise _missing("rerank", True, "a reranker model")
-            self._rerank = RerankStage(
-                reranker,
-                self.chunk_text,
-                shortlist=config.shortlist,
-                rrf_k=config.rrf_k if config.rerank_fusion == "rrf" else None,
+            self.later.append(
+                RerankStage(
+                    reranker,
+                    self.chunk_text,
+                    shortlist=config.shortlist,
+                    rrf_k=config.rrf_k if config.rerank_fusion == "rrf" else None,
+                )
             )
         models = {
             "embedder": describe(embedder) if embedder is not None and vectors is not None else "",
@@ -163,17 +167,8 @@ class Pipeline:
             report(current)
         else:
             current = next(iter(per_retriever.values()))
-        if self._rerank is not None:
-            rerank, ranked, source = self._rerank, list(current.candidates), current.name
-            detail: dict[str, Any] = {
-                "input": source,
-                "shortlist": config.shortlist,
-                "model": self.models.get("reranker", ""),
-                **rerank.detail(),
-            }
-            current = _timed_stage(
-                "rerank", lambda: rerank(question, ranked, source=source, detail=detail), detail=detail
-            )
+        for later in self.later:
+            current = _later_stage(later, question, current)
             stages.append(current)
             report(current)
         context, packed = self._assemble(current, tokenizer or self.tokenizer)
@@ -231,9 +226,9 @@ class Pipeline:
                 {"name": "fusion", "inputs": [n if len(ns) > 1 else ns[0] for n, ns in owners.items()]}
             )
             current = "fusion"
-        if self._rerank is not None:
-            plan.append({"name": "rerank", "inputs": [current]})
-            current = "rerank"
+        for later in self.later:
+            plan.append({"name": later.name, "inputs": [current]})
+            current = later.name
         plan.append({"name": "context", "inputs": [current]})
         return plan
 
@@ -316,6 +311,15 @@ def _fusion_detail(config: PipelineConfig, first: Mapping[str, StageResult]) -> 
     else:
         detail["weights"] = {name: config.weights.get(name, 1.0) for name in first}
     return detail
+
+
+def _later_stage(stage: Stage, question: str, before: StageResult) -> StageResult:
+    """One later stage run on the ranking of the stage ``before`` it, timed, with its detail."""
+    detail: dict[str, Any] = {"input": before.name, **stage.detail()}
+    ranked = list(before.candidates)
+    return _timed_stage(
+        stage.name, lambda: stage(question, ranked, source=before.name, detail=detail), detail=detail
+    )
 
 
 def _timed_stage(name: str, run: Callable[[], list[Candidate]], *, detail: dict[str, Any]) -> StageResult:

@@ -95,11 +95,12 @@ class RerankStage:
         self.rrf_k = rrf_k
 
     def detail(self) -> dict[str, object]:
-        """How the page shows this stage's scores: fused, with the fusion stage's own keys (``method``,
-        ``k``), so that it explains the sum as it does fusion's; else logits, through a sigmoid, since
-        they are unbounded (the tail below the ``reranked`` has no logit, and is shown as not
-        re-scored)."""
-        return {"display": "sigmoid"} if self.rrf_k is None else {"method": "rrf", "k": self.rrf_k}
+        """What the trace records of this stage: its shortlist and model, and how the page shows its
+        scores: fused, with the fusion stage's own keys (``method``, ``k``), so that it explains the
+        sum as it does fusion's; else logits, through a sigmoid, since they are unbounded (the tail
+        below the ``reranked`` has no logit, and is shown as not re-scored)."""
+        shown = {"display": "sigmoid"} if self.rrf_k is None else {"method": "rrf", "k": self.rrf_k}
+        return {"shortlist": self.shortlist, "model": describe(self.reranker), **shown}
 
     def __call__(
         self,

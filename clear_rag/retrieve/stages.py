@@ -63,11 +63,18 @@ class Retriever(Protocol):
 
 
 class Stage(Protocol):
-    """A later stage: re-ranks, filters or rescores the candidates it is given."""
+    """A later stage: re-ranks, filters or rescores the ranking of the stage before it, which
+    ``source`` names (the candidates' ``sources`` key their input ranks by it). What the stage is
+    (``detail()``) and what it did on this call (written into ``detail``) go into the trace. The
+    pipeline runs its later stages in the order the config builds them (``Pipeline.later``)."""
 
     name: str
 
-    def __call__(self, query: str, candidates: list[Candidate]) -> list[Candidate]: ...
+    def detail(self) -> dict[str, object]: ...
+
+    def __call__(
+        self, query: str, candidates: list[Candidate], *, source: str, detail: dict[str, object]
+    ) -> list[Candidate]: ...
 
 
 def hits_to_candidates(name: str, hits: Sequence[tuple[str, float]], table: ChunkTable) -> list[Candidate]:
