@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 CORPUS = {
     "a.md": "# Brakes\n\nDisc brakes need *new pads* at 1.5 mm.\n\n- check rotor\n- bleed yearly\n",
@@ -83,3 +84,52 @@ def suite_yaml(name: str, *rows: str) -> str:
         "base: {chunking: {chunker: fixed, size: 8, overlap: 1}}\nrows:\n"
     )
     return header + "".join(f"  - {row}\n" for row in rows)
+
+
+DATE = "2026-01-02T00:00:00+00:00"
+
+
+def suite_result(suite: str, rows: list[dict[str, Any]], **top: Any) -> dict[str, Any]:
+    """A suite's result file in its whole shape (``clear_rag.results.schema``) around the parts a test
+    cares about: each row and question given only what the test sets, the rest filled as a run fills
+    it, so a test of one field need not spell out every other."""
+    filled = []
+    for row in rows:
+        questions = [
+            {"category": "factual", "retrieved": [], "metrics": {}, "trace": f"t-{q.get('id', n)}", **q}
+            for n, q in enumerate(row.get("questions", []))
+        ]
+        filled.append(
+            {
+                "config": {},
+                "config_hash": f"h-{row['name']}",
+                "models": {},
+                "store": "gone",
+                "date": DATE,
+                "corpus_sha256": "0" * 64,
+                "golden_sha256": "0" * 64,
+                "metrics": {},
+                "by_category": {},
+                "seconds_per_question": 0.0,
+                "comparisons": {},
+                **row,
+                "questions": questions,
+            }
+        )
+    names = list(dict.fromkeys(m for row in filled for m in row["metrics"]))
+    count = max((len(row["questions"]) for row in filled), default=0)
+    return {
+        "suite": suite,
+        "date": DATE,
+        "embedder": "hash",
+        "corpus": {"path": "docs", "sha256": "0" * 64},
+        # "." as a run writes it when no labels file was read
+        "golden": {"path": ".", "sha256": "0" * 64, "questions": count, "categories": {}},
+        "baseline": filled[0]["name"] if filled else "",
+        "headline": "ndcg@10",
+        "metric_names": names,
+        "metric_questions": dict.fromkeys(names, count),
+        "skipped": [],
+        "rows": filled,
+        **top,
+    }

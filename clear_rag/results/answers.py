@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.errors import ResultsQueryError
+from clear_rag.results.files import read_result
 from clear_rag.results.pinned import against_pinned
 from clear_rag.results.pinned import moves as question_moves
 from clear_rag.results.queries import run_named, unreadable
@@ -148,7 +149,7 @@ def support_check(results_dir: Path, model: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     with in_shape(CHECK_FILE):
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_result(path)
         for row in document["rows"]:
             if row.get("models", {}).get("support") != model or "check precision" not in row["metrics"]:
                 continue

@@ -37,6 +37,7 @@ from clear_rag.eval.labels import Labels
 from clear_rag.eval.significance import compare
 from clear_rag.eval.subsets import SUBSETS, TrainingSubsets
 from clear_rag.eval.suite import Suite
+from clear_rag.packaged import library_versions
 from clear_rag.providers.base import Embedder, describe
 
 HEADLINES = ("correct", "ndcg@10", "doc ndcg@10")
@@ -148,6 +149,8 @@ def result_document(
         "metric_questions": counts,
         "skipped": skipped,
         "rows": measured,
+        # the libraries that computed the numbers (the models are named per row)
+        "versions": library_versions(),
     }
 
 

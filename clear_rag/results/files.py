@@ -13,6 +13,7 @@ from typing import Any
 
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError
+from clear_rag.results.schema import check_suite_result, is_suite_result
 
 # the fake-provider baseline that `make test` gates on (`clear-rag ablate tech --embedder hash --bless`)
 BASELINE_FAKE = Path("results") / "baseline-fake.json"
@@ -24,6 +25,10 @@ def dumps(document: Any) -> str:
 
 
 def write_result(path: Path, document: dict[str, Any]) -> None:
+    """Write a result file; a suite's is checked against its shape first (``schema``), so a writer
+    that drifts from it fails here, not in whoever reads the file next."""
+    if is_suite_result(document):
+        check_suite_result(document, str(path))
     write_atomic(path, dumps(document))
 
 
@@ -41,4 +46,6 @@ def read_result(path: Path) -> dict[str, Any]:
         raise InputError(f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise InputError("is not a result file (no rows)", path=str(path), fix="Regenerate it")
+    if is_suite_result(data):
+        check_suite_result(data, str(path))
     return data

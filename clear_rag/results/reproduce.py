@@ -7,10 +7,11 @@ into the lines ``python -m assets.run`` prints. Plain JSON in, dataclasses out: 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from clear_rag.results.files import read_result
 
 TOLERANCE = 1e-4  # metrics are written rounded to four places
 
@@ -64,8 +65,7 @@ class Reproduction:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return loaded
+    return read_result(path)  # checked against the suite result's shape (clear_rag.results.schema)
 
 
 def _compare_row(row: dict[str, Any], other: dict[str, Any] | None) -> RowDiff | None:

@@ -15,11 +15,11 @@ from clear_rag.results.files import read_result, write_result
 
 def test_a_result_is_written_whole_and_readable_by_others(tmp_path: Path) -> None:
     target = tmp_path / "results" / "toy.json"
-    write_result(target, {"suite": "toy", "rows": []})
-    assert read_result(target) == {"suite": "toy", "rows": []}
+    write_result(target, {"file": "toy", "rows": []})
+    assert read_result(target) == {"file": "toy", "rows": []}
     assert target.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
     target.chmod(0o640)
-    write_result(target, {"suite": "toy", "rows": [{"name": "a"}]})
+    write_result(target, {"file": "toy", "rows": [{"name": "a"}]})
     assert target.stat().st_mode & 0o777 == 0o640  # a file replaced keeps its mode
     assert [p.name for p in target.parent.iterdir()] == ["toy.json"]  # no temporary file left
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from clear_rag.results.reproduce import TOLERANCE, Moved, Reproduction, RowDiff, format, reproduced
+from tests.toy import suite_result
 
 
 def _result(path: Path, suite: str, metrics: dict[str, dict[str, float]], embedder: str = "e@1") -> Path:
     rows = [{"name": name, "metrics": values} for name, values in metrics.items()]
-    path.write_text(json.dumps({"suite": suite, "embedder": embedder, "rows": rows}), encoding="utf-8")
+    path.write_text(json.dumps(suite_result(suite, rows, embedder=embedder)), encoding="utf-8")
     return path
 
 

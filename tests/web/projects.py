@@ -13,7 +13,7 @@ from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.results.document import comparisons
 from clear_rag.results.files import write_result
-from tests.toy import CORPUS, GOLDEN
+from tests.toy import CORPUS, GOLDEN, suite_result
 
 
 def question(qid: str, ndcg: float, rank: int | None, verdict: str) -> dict[str, Any]:
@@ -37,8 +37,7 @@ def mini_result() -> dict[str, Any]:
                        question("q3", 0.0, None, "never retrieved")]},
     ]  # fmt: skip
     comparisons(rows, "hybrid")
-    return {"suite": "mini", "date": "2026-01-02T00:00:00+00:00", "embedder": "hash", "baseline": "hybrid",
-            "headline": "ndcg@10", "metric_names": ["ndcg@10"], "skipped": [], "rows": rows}  # fmt: skip
+    return suite_result("mini", rows, baseline="hybrid")
 
 
 ODD_ROWS = {

@@ -137,7 +137,8 @@ def test_a_missing_store_says_so_and_gives_the_commands_and_the_server_serves_on
         "metric_names": ["ndcg@10"],
         "rows": [{"name": "a", "config": {}}, {"name": "b"}],
     }
-    write_result(project / "results" / "shapeless.json", shapeless)
+    # written by hand, as no writer of clear-rag would write it (write_result refuses the shape)
+    (project / "results" / "shapeless.json").write_text(json.dumps(shapeless), encoding="utf-8")
     try:
         trace = moved["rows"][0]["questions"][0]["trace"]
         message = error(f"{base}/api/results/moved/trace/bm25/{trace}", 404)
@@ -154,7 +155,7 @@ def test_a_missing_store_says_so_and_gives_the_commands_and_the_server_serves_on
         said = listed["unreadable"][0]["error"]
         assert said.startswith("broken.json: is left out of the list: DuckDB cannot read it"), said
         message = error(f"{base}/api/results/shapeless/pinned/a", 422)
-        assert "not in the shape of a result file (KeyError: 'config')" in message
+        assert "shapeless.json: is not in the shape of a suite's result file: date: Field required" in message
     finally:
         (project / "results" / "shapeless.json").unlink()
         (project / "results" / "broken.json").unlink()

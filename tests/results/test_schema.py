@@ -1,0 +1,81 @@
+"""A suite's result file has one typed shape (clear_rag.results.schema), checked on every read and
+write: every committed file holds it, and a file that drifts is refused at the place it drifted."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clear_rag.errors import InputError
+from clear_rag.results.files import read_result, write_result
+from clear_rag.results.schema import is_suite_result
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+SUITES = sorted(
+    p for p in RESULTS.glob("*.json") if is_suite_result(json.loads(p.read_text(encoding="utf-8")))
+)
+
+
+def test_the_committed_suite_results_are_all_there() -> None:
+    assert {p.stem for p in SUITES} >= {"tech", "scifact", "beir-scifact", "answers", "baseline-fake"}
+
+
+@pytest.mark.parametrize("path", SUITES, ids=lambda p: p.stem)
+def test_every_committed_suite_result_has_the_shape(path: Path) -> None:
+    assert read_result(path)["rows"]
+
+
+def tech() -> dict[str, Any]:
+    return copy.deepcopy(json.loads((RESULTS / "tech.json").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(
+    ("drift", "said"),
+    [
+        (
+            lambda d: d["rows"][3]["questions"][12]["metrics"].update({"ndcg@10": "high"}),
+            r"rows\[3\]\.questions\[12\]\.metrics\.ndcg@10",
+        ),
+        (lambda d: d["rows"][0].update({"ndcg": 0.5}), r"rows\[0\]\.ndcg: Extra inputs are not permitted"),
+        (lambda d: d["rows"][1].pop("config_hash"), r"rows\[1\]\.config_hash: Field required"),
+        (
+            lambda d: d["golden"].update({"questions": "70"}),
+            r"golden\.questions: Input should be a valid integer",
+        ),
+        (
+            lambda d: d["rows"][2]["comparisons"]["baseline"]["ndcg@10"].pop("ci_low"),
+            r"rows\[2\]\.comparisons\.baseline\.ndcg@10\.ci_low",
+        ),
+    ],
+    ids=[
+        "a metric that is not a number",
+        "a key no writer writes",
+        "a missing key",
+        "a count as text",
+        "half an interval",
+    ],
+)
+def test_a_file_that_drifts_is_refused_where_it_drifts(tmp_path: Path, drift: Any, said: str) -> None:
+    document = tech()
+    drift(document)
+    path = tmp_path / "tech.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(
+        InputError, match=rf"tech\.json: is not in the shape of a suite's result file: {said}"
+    ):
+        read_result(path)
+
+
+def test_a_writer_that_drifts_fails_and_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "tech.json"
+    write_result(path, tech())
+    before = path.read_bytes()
+    drifted = tech()
+    drifted["rows"][0]["metrics"]["ndcg@10"] = None
+    with pytest.raises(InputError, match=r"rows\[0\]\.metrics\.ndcg@10"):
+        write_result(path, drifted)
+    assert path.read_bytes() == before
