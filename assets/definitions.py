@@ -45,17 +45,17 @@ from assets.sample import Sample, sample_assets
 from assets.site import SiteLayout, site_assets
 from assets.stores import store_assets
 from assets.training import adaptation_assets, training_assets
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.errors import ConfigError
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 
 SUITES: tuple[str, ...] = ("tech", "tech-expansion")
-EMBEDDER_ENV = environment.EMBEDDER.name  # the variable `clear-rag ablate --embedder` reads too
-CHAT_ENV = environment.CHAT.name
-RERANKER_ENV = environment.RERANKER.name
+EMBEDDER_ENV = environ.EMBEDDER.name  # the variable `clear-rag ablate --embedder` reads too
+CHAT_ENV = environ.CHAT.name
+RERANKER_ENV = environ.RERANKER.name
 # in_process (the default), multiprocess, k8s or celery; site/scale.md
-EXECUTOR_ENV = environment.EXECUTOR.name
-MAX_CONCURRENT_ENV = environment.MAX_CONCURRENT.name
+EXECUTOR_ENV = environ.EXECUTOR.name
+MAX_CONCURRENT_ENV = environ.MAX_CONCURRENT.name
 EXECUTORS = ("in_process", "multiprocess")
 # Executors of optional packages, not dependencies of clear-rag: name -> (module, executor definition)
 CLUSTER_EXECUTORS = {
@@ -76,7 +76,7 @@ def executor_for(
     ``bench/executor.py`` measures both. ``k8s`` and ``celery`` are the executors of the packages
     dagster-k8s and dagster-celery, where installed, configured by each run's config (site/scale.md).
     """
-    name = name or environment.text(environment.EXECUTOR) or EXECUTORS[0]
+    name = name or environ.text(environ.EXECUTOR) or EXECUTORS[0]
     if name == "in_process":
         return in_process_executor
     if name in CLUSTER_EXECUTORS:
@@ -105,7 +105,7 @@ def executor_for(
             value=max_concurrent,
             fix="Give the number of steps to run at once",
         )
-    limit = max_concurrent or environment.whole_number(environment.MAX_CONCURRENT) or os.cpu_count() or 1
+    limit = max_concurrent or environ.whole_number(environ.MAX_CONCURRENT) or os.cpu_count() or 1
     # Preloaded once in the fork server: dagster, clear-rag and the asset modules (Dagster would
     # preload only dagster for a job rebuilt by a reconstructable pointer rather than a module).
     method = {"preload_modules": ["dagster", __name__]} if start_method == "forkserver" else {}
@@ -142,9 +142,9 @@ def build_definitions(
     ``training`` adds the trained models' assets (assets/training.py); by default with real models
     (any embedder but the ``hash`` fake), where they only check the shipped files' manifests.
     """
-    name = embedder or environment.text(environment.EMBEDDER) or DEFAULT_EMBEDDER
-    chat_name = chat or environment.text(environment.CHAT) or chat_for(name)
-    reranker_name = reranker or environment.text(environment.RERANKER) or reranker_for(name)
+    name = embedder or environ.text(environ.EMBEDDER) or DEFAULT_EMBEDDER
+    chat_name = chat or environ.text(environ.CHAT) or chat_for(name)
+    reranker_name = reranker or environ.text(environ.RERANKER) or reranker_for(name)
     paths = paths or PathsResource(results_dir=results_dir_for(name))
     layouts = [
         replace(
@@ -154,7 +154,7 @@ def build_definitions(
         for suite in suites
     ]
     # the sample question's answerer: the one named, else one that needs nothing compiled
-    answering = answerer or chat or environment.text(environment.CHAT) or answerer_for(name)
+    answering = answerer or chat or environ.text(environ.CHAT) or answerer_for(name)
     bundled = Sample.bundled(embedder=name, chat=answering) if sample else None
     published = (
         SiteLayout.load(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.eval.runner import stores_root
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.providers.select import (
@@ -104,6 +104,6 @@ class PathsResource(ConfigurableResource):  # type: ignore[type-arg]
     """Where stores live (shared with ``clear-rag ablate``, so both see the same stores and write the
     same ``store`` field in result rows), where result files go, and the fake-provider baseline."""
 
-    store_root: str = str(stores_root(Path(environment.text(environment.STORE) or DEFAULT_DIR)))
+    store_root: str = str(stores_root(Path(environ.text(environ.STORE) or DEFAULT_DIR)))
     results_dir: str = RUN_RESULTS
     baseline: str = BASELINE_FAKE

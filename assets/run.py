@@ -61,7 +61,7 @@ from assets.resources import (
 )
 from assets.sample import Sample, print_answer
 from assets.site import target_for
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.results import reproduce
 
@@ -268,11 +268,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():
         # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).
         warnings.simplefilter("ignore", BetaWarning)
-        name = args.embedder or environment.text(environment.EMBEDDER) or DEFAULT_EMBEDDER
+        name = args.embedder or environ.text(environ.EMBEDDER) or DEFAULT_EMBEDDER
         paths = PathsResource(results_dir=args.results_dir or results_dir_for(name))
-        chat = args.chat or environment.text(environment.CHAT) or chat_for(name)
-        answerer = args.chat or environment.text(environment.CHAT) or answerer_for(name)
-        reranker = args.reranker or environment.text(environment.RERANKER) or reranker_for(name)
+        chat = args.chat or environ.text(environ.CHAT) or chat_for(name)
+        answerer = args.chat or environ.text(environ.CHAT) or answerer_for(name)
+        reranker = args.reranker or environ.text(environ.RERANKER) or reranker_for(name)
         settings: dict[str, Any] = {
             "suites": list(args.suite or SUITES),
             "embedder": name,
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         defs = build_definitions(paths=paths, **settings)
         execution = Execution()
-        if (args.executor or environment.text(environment.EXECUTOR)) == "multiprocess":
+        if (args.executor or environ.text(environ.EXECUTOR)) == "multiprocess":
             limit = args.max_concurrent or os.cpu_count() or 1
             execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=answerer)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.chunk.base import Chunker
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import ChunkingConfig, PipelineConfig
@@ -24,13 +24,13 @@ from tests.toy import CORPUS
 
 @pytest.fixture(autouse=True)
 def hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No variable clear-rag reads (``clear_rag.environment.VARIABLES``) reaches a test from the shell
+    """No variable clear-rag reads (``clear_rag.environ.VARIABLES``) reaches a test from the shell
     that started it: a developer's ``CLEAR_RAG_STORE`` or ``CLEAR_RAG_RERANKER`` changes nothing here.
     Then every command a test runs checks answers with the lexical fake, as tests run every other model
     on a fake; a test of the shipped support model names it (``--support scifact-minilm-l6``)."""
-    for variable in environment.VARIABLES:
+    for variable in environ.VARIABLES:
         monkeypatch.delenv(variable.name, raising=False)
-    monkeypatch.setenv(environment.SUPPORT.name, "lexical")
+    monkeypatch.setenv(environ.SUPPORT.name, "lexical")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.cli.app import (
     DEFAULT_STORE,
     EmbedderOption,
@@ -45,7 +45,7 @@ SuiteChatOption = Annotated[
     str,
     typer.Option(
         "--chat",
-        envvar=environment.CHAT.name,
+        envvar=environ.CHAT.name,
         help="Chat model of the rows that answer (a suite with generate: true), expand the query or "
         "use HyDE; their generations come from results/generations/SUITE.json where cached, so the "
         "model runs only for new ones.",

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.errors import ClearRagError, StoreError
 from clear_rag.providers.select import CHATS, DEFAULT_TIMEOUT, EMBEDDERS, RERANKERS, TIMEOUT_ENV
 from clear_rag.store.sqlite import DB_NAME, DEFAULT_DIR, STORE_ENV, Store
@@ -52,7 +52,7 @@ EmbedderOption = Annotated[
     str,
     typer.Option(
         "--embedder",
-        envvar=environment.EMBEDDER.name,
+        envvar=environ.EMBEDDER.name,
         help=f"Embedder for the vector index: {', '.join(EMBEDDERS)} (hash is the deterministic fake), or "
         "a folder `clear-rag train embedder --out` wrote.",
     ),
@@ -71,7 +71,7 @@ ChatOption = Annotated[
     str,
     typer.Option(
         "--chat",
-        envvar=environment.CHAT.name,
+        envvar=environ.CHAT.name,
         help=f"Answerer: {', '.join(CHATS)}. extractive (the default) quotes the context's best sentences, "
         "each cited; smollm2 is the embedded GGUF (needs `make llama`); echo is the fake.",
     ),
@@ -93,7 +93,7 @@ RerankerOption = Annotated[
     str | None,
     typer.Option(
         "--reranker",
-        envvar=environment.RERANKER.name,
+        envvar=environ.RERANKER.name,
         help=f"Rerank the shortlist with this cross-encoder: {', '.join(RERANKERS)} (lexical is the fake). "
         "Turns reranking on; in a suite, sets the reranker of the rows that rerank.",
     ),
@@ -103,7 +103,7 @@ SupportOption = Annotated[
     str | None,
     typer.Option(
         "--support",
-        envvar=environment.SUPPORT.name,
+        envvar=environ.SUPPORT.name,
         help=f"Check what supports each answer sentence with this cross-encoder: {', '.join(RERANKERS)} "
         "(default: the config's support_model, scifact-minilm-l6; lexical is the fake).",
     ),

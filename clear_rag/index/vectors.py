@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index import compiled
@@ -66,7 +66,7 @@ _pool_lock = threading.Lock()
 
 def default_threads() -> int:
     """Threads one search uses: ``$CLEAR_RAG_THREADS`` if set, else the cores this process may use."""
-    configured = environment.whole_number(environment.THREADS)
+    configured = environ.whole_number(environ.THREADS)
     if configured is not None:
         return configured
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -26,11 +26,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.errors import ModelError, ModelMissing
 
 HUB_URL = "https://huggingface.co"
-HUB_URL_ENV = environment.HUB_URL.name
+HUB_URL_ENV = environ.HUB_URL.name
 MANIFEST = "clear-rag-manifest.json"
 _CHUNK = 1 << 20
 
@@ -80,13 +80,13 @@ KNOWN_MODELS: Mapping[str, HubModel] = {
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/clear-rag/models``, or ``~/.cache/clear-rag/models``."""
-    base = environment.text(environment.XDG_CACHE_HOME) or str(Path.home() / ".cache")
+    base = environ.text(environ.XDG_CACHE_HOME) or str(Path.home() / ".cache")
     return Path(base) / "clear-rag" / "models"
 
 
 def hub_url(base_url: str | None = None) -> str:
     """The base URL in force: the argument, else ``$CLEAR_RAG_HUB_URL``, else the Hugging Face hub."""
-    url = (base_url or environment.text(environment.HUB_URL) or HUB_URL).rstrip("/")
+    url = (base_url or environ.text(environ.HUB_URL) or HUB_URL).rstrip("/")
     # urllib also opens file: and ftp: URLs; a model source should be a web server and nothing else.
     if urllib.parse.urlsplit(url).scheme not in {"http", "https"}:
         raise ModelError(

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.errors import ConfigError, ModelError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker
 
@@ -52,7 +52,7 @@ DEFAULT_ANSWER_MODEL = "scifact-minilm-l6"  # the cross-encoder the extractive a
 # reads them without llama-cpp-python, which only a cache miss needs.
 DEFAULT_WRITER = "smollm2"
 TIMEOUT_OPTION = "--timeout"
-TIMEOUT_ENV = environment.TIMEOUT.name
+TIMEOUT_ENV = environ.TIMEOUT.name
 # Seconds a model server may take to connect, to send its first piece and each next one. Generous,
 # because the first call to a model loads it into memory (a minute for a large one on a slow disk);
 # a stuck server still fails within two minutes, and the whole answer has its own deadline
@@ -72,7 +72,7 @@ def server_timeout(timeout: float | None = None) -> float:
     Either must be a finite number above 0; a ``ConfigError`` names the option or variable that is not.
     """
     if timeout is None:
-        return environment.seconds(environment.TIMEOUT) or DEFAULT_TIMEOUT
+        return environ.seconds(environ.TIMEOUT) or DEFAULT_TIMEOUT
     value: object = timeout
     where = TIMEOUT_OPTION
     if isinstance(timeout, bool) or not (math.isfinite(timeout) and timeout > 0):
@@ -86,7 +86,7 @@ def server_timeout(timeout: float | None = None) -> float:
 
 
 def _ollama_url() -> str:
-    host = environment.text(environment.OLLAMA_HOST) or "127.0.0.1:11434"
+    host = environ.text(environ.OLLAMA_HOST) or "127.0.0.1:11434"
     return host if host.startswith("http") else f"http://{host}"
 
 
@@ -155,11 +155,11 @@ def make_chat(name: str = DEFAULT_CHAT, *, timeout: float | None = None) -> Chat
     if name.startswith("openai:") and name[7:]:
         from clear_rag.providers.openai_compat import DEFAULT_URL, OpenAIChat
 
-        url = environment.text(environment.OPENAI_URL) or DEFAULT_URL
+        url = environ.text(environ.OPENAI_URL) or DEFAULT_URL
         openai = OpenAIChat(
             name[7:],
             base_url=url,
-            api_key=environment.text(environment.OPENAI_KEY),
+            api_key=environ.text(environ.OPENAI_KEY),
             timeout=server_timeout(timeout),
             timeout_option=TIMEOUT_OPTION,
         )

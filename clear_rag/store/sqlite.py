@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag import trace as trace_json
 from clear_rag.errors import StoreError
 from clear_rag.locks import locked
@@ -41,7 +41,7 @@ SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
 DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command runs in
 TITLE_CHARS = 80  # a title longer than this is cut, with an ellipsis
-STORE_ENV = environment.STORE.name  # or the store this names, as --store does
+STORE_ENV = environ.STORE.name  # or the store this names, as --store does
 OpenMode = Literal["auto", "write", "read"]
 GENERATION = "generation"  # the meta key counting changes to documents and chunks
 INDEXED = "indexed generation"  # the meta key: the generation the indexes were last brought up to

@@ -35,7 +35,8 @@ def require_browser() -> ModuleType:
             allow_module_level=True,
         )
     api: ModuleType = pytest.importorskip(
-        "playwright.sync_api", reason="playwright is in the dev extra: pip install -e '.[dev]'"
+        "playwright.sync_api",
+        reason="playwright is in the dev group: pip install --group dev (make test does)",
     )
     # expect()'s own default is 5 s, which a loaded two-core machine passed while the Results view
     # loaded its files: every assertion waits as long as any other wait in a page, ending when true.

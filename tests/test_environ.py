@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from clear_rag import environment
+from clear_rag import environ
 from clear_rag.cli import app
 from clear_rag.errors import ConfigError
 
@@ -20,8 +20,8 @@ SOURCES = ("clear_rag", "assets", "bench")
 
 
 def test_no_variable_clear_rag_reads_reaches_a_test() -> None:
-    for variable in environment.VARIABLES:
-        if variable is environment.SUPPORT:
+    for variable in environ.VARIABLES:
+        if variable is environ.SUPPORT:
             assert os.environ[variable.name] == "lexical"  # the one the fixture sets: the lexical fake
         else:
             assert variable.name not in os.environ, variable.name
@@ -29,12 +29,12 @@ def test_no_variable_clear_rag_reads_reaches_a_test() -> None:
 
 def test_every_variable_is_named_in_the_one_module() -> None:
     """A ``CLEAR_RAG_*`` name written anywhere else in the code (as a string of its own, not in a
-    sentence) is a variable read outside ``clear_rag.environment``, which the tests would not clear."""
-    listed = {variable.name for variable in environment.VARIABLES}
+    sentence) is a variable read outside ``clear_rag.environ``, which the tests would not clear."""
+    listed = {variable.name for variable in environ.VARIABLES}
     stray = []
     for folder in SOURCES:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path == ROOT / "clear_rag" / "environment.py":
+            if path == ROOT / "clear_rag" / "environ.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 value = node.value if isinstance(node, ast.Constant) else None
@@ -47,27 +47,27 @@ def test_every_variable_is_named_in_the_one_module() -> None:
 @pytest.mark.parametrize(
     ("read", "value", "said"),
     [
-        (environment.whole_number, "two", "is not a whole number of at least 1"),
-        (environment.whole_number, "0", "is not a whole number of at least 1"),
-        (environment.seconds, "soon", "is not a number of seconds above 0"),
-        (environment.seconds, "inf", "is not a number of seconds above 0"),
-        (environment.seconds, "-1", "is not a number of seconds above 0"),
+        (environ.whole_number, "two", "is not a whole number of at least 1"),
+        (environ.whole_number, "0", "is not a whole number of at least 1"),
+        (environ.seconds, "soon", "is not a number of seconds above 0"),
+        (environ.seconds, "inf", "is not a number of seconds above 0"),
+        (environ.seconds, "-1", "is not a number of seconds above 0"),
     ],
 )
 def test_a_value_that_does_not_parse_is_an_error_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, read: object, value: str, said: str
 ) -> None:
-    monkeypatch.setenv(environment.THREADS.name, value)
+    monkeypatch.setenv(environ.THREADS.name, value)
     with pytest.raises(ConfigError, match=f"CLEAR_RAG_THREADS.*{value}.*{said}"):
-        read(environment.THREADS)  # type: ignore[operator]
+        read(environ.THREADS)  # type: ignore[operator]
 
 
 def test_an_empty_value_is_no_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(environment.THREADS.name, "  ")
-    assert environment.text(environment.THREADS) is None
-    assert environment.whole_number(environment.THREADS) is None
-    monkeypatch.setenv(environment.THREADS.name, " 3 ")
-    assert environment.whole_number(environment.THREADS) == 3
+    monkeypatch.setenv(environ.THREADS.name, "  ")
+    assert environ.text(environ.THREADS) is None
+    assert environ.whole_number(environ.THREADS) is None
+    monkeypatch.setenv(environ.THREADS.name, " 3 ")
+    assert environ.whole_number(environ.THREADS) == 3
 
 
 def test_ingest_and_ask_on_the_defaults(
@@ -88,8 +88,8 @@ def test_variables_set_in_the_shell_change_nothing_in_a_test(tmp_path: Path) -> 
     store elsewhere, models that do not exist, values that do not parse): the test above passes, and
     nothing is written where the store variable pointed."""
     elsewhere = tmp_path / "developers-own-store"
-    shell = {**os.environ, **{variable.name: "nonsense" for variable in environment.VARIABLES}}
-    shell[environment.STORE.name] = str(elsewhere)
+    shell = {**os.environ, **{variable.name: "nonsense" for variable in environ.VARIABLES}}
+    shell[environ.STORE.name] = str(elsewhere)
     ran = subprocess.run(
         [
             sys.executable,
