@@ -101,9 +101,8 @@ class SiteLayout:
         plotted: set[str] = set()
         for page in pages(root):
             text = (root / page).read_text(encoding="utf-8")
-            found = {b.name for b in blocks(text) if b.name != "*"}
-            if any(b.name == "*" for b in blocks(text)):
-                found |= set(Results.at(results_dir, root / COMMITTED).names())
+            every = Results.at(results_dir, root / COMMITTED)
+            found = {name for b in blocks(text) for name in every.matching(b.name)}
             if BLOCK.search(text):
                 named[page] = found
             plotted |= {name for name, _ in plots_named(text)}

@@ -135,9 +135,7 @@ def _agreement(block: Block, page: Path, results: Results) -> str:
 def _rerankers(block: Block, page: Path, results: Results) -> str:
     from clear_rag.report.agreement import reranker_table
 
-    folder = block.name.removesuffix("*")
-    named = [n for n in results.names() if n.startswith(folder) and "/" not in n.removeprefix(folder)]
-    named.sort(key=lambda n: (n != f"{folder}agreement", n))  # the shipped reranker's file first
+    named = results.matching(block.name)  # the shipped reranker's file (agreement) first
     return reranker_table([(results.path(n).as_posix(), results.load(n)) for n in named])
 
 

@@ -59,6 +59,17 @@ class Results:
         }
         return sorted(found, key=lambda name: (name.count("/"), name))
 
+    def matching(self, pattern: str) -> list[str]:
+        """The result files a block's name stands for: itself, or for ``*`` every file, and for
+        ``FOLDER/*`` the files of that folder (not of its subfolders), its ``agreement`` file first."""
+        if "*" not in pattern:
+            return [pattern]
+        if pattern == "*":
+            return self.names()
+        folder = pattern.removesuffix("*")
+        found = [n for n in self.names() if n.startswith(folder) and "/" not in n.removeprefix(folder)]
+        return sorted(found, key=lambda n: (n != f"{folder}agreement", n))
+
     def folder(self, name: str) -> Path:
         path = self.path(name)
         return path.parents[name.count("/")]

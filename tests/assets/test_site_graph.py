@@ -105,3 +105,17 @@ def test_a_changed_row_rewrites_its_suites_page_and_plots_and_nothing_else(
         ]
         assert edited.partitions("toy/evaluation") == ["dense"]
         assert edited.failed_checks == []
+
+
+def test_every_result_file_the_repository_pages_name_is_one_the_graph_can_observe() -> None:
+    """A block may stand for several files (``*``, ``check/*``): the graph observes each file it stands
+    for, never the pattern (a `check/*` block once stopped `make run` in a fresh clone, observing a
+    file of that name)."""
+    from assets.site import SiteLayout
+
+    site = SiteLayout.load(ROOT, ROOT / "results", {})
+    named = {name for found in site.pages.values() for name in found}
+    assert {"check/agreement", "check/agreement-cut", "check/adapted-tech"} <= named
+    assert not [name for name in named if "*" in name]
+    for name in named:
+        assert site.results.path(name).is_file()
