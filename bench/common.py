@@ -29,10 +29,15 @@ def environment() -> dict[str, Any]:
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
-    from clear_rag.atomic import write_atomic  # the one atomic writer
+    """``results/bench/<name>.json``: the payload beside where and when it ran and the library versions
+    that computed it (a benchmark's own ``versions`` kept where it records more), through the one
+    writer of result files."""
+    from clear_rag.packaged import library_versions
+    from clear_rag.results import files
 
     path = ROOT / "results" / "bench" / f"{name}.json"
-    write_atomic(path, json.dumps({**environment(), **payload}, indent=2) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.write_result(path, {**environment(), "versions": library_versions(), **payload})
     return path
 
 

@@ -419,3 +419,19 @@ def test_the_rank_flow_ratio_pairs_rounds_and_skips_what_was_not_measured() -> N
     # a round where either side has no figure, or the peer's is 0 (no long task), says nothing
     assert _ratio([(None, 5.0), (3.0, 0.0), (2.0, 4.0)]) == 0.5
     assert _ratio([(None, None)]) is None
+
+
+def test_a_benchmark_is_written_by_the_one_writer_with_where_it_ran_and_the_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.common
+    from clear_rag.results.files import dumps
+
+    monkeypatch.setattr(bench.common, "ROOT", tmp_path)
+    path = bench.common.write_result("toy", {"benchmark": "toy", "elapsed_s": 1.5})
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert path.read_text(encoding="utf-8") == dumps(written)  # the result files' one form
+    assert {"date", "commit", "python", "machine", "cpus"} <= set(written)
+    assert {"python", "numpy"} <= set(written["versions"])
+    own = bench.common.write_result("toy", {"benchmark": "toy", "versions": {"faiss": "1.9"}})
+    assert json.loads(own.read_text(encoding="utf-8"))["versions"] == {"faiss": "1.9"}  # its own kept

@@ -331,11 +331,11 @@ def agreement_document(
 
 
 def save_agreement(path: Path, document: Mapping[str, Any]) -> Path:
-    """Write an agreement document atomically (its folder made where missing)."""
-    from clear_rag.atomic import write_atomic
+    """Write an agreement document with the one writer of result files (its folder made where missing)."""
+    from clear_rag.results.files import write_result
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(dict(document), indent=1, sort_keys=True) + "\n")
+    write_result(path, dict(document))
     return path
 
 
