@@ -4,17 +4,14 @@
 asked (with another ``--embedder`` too), and merges it into the suite's result file, recording the
 command that made it. ``clear-rag beir PATH`` is the same runner over a BEIR folder without a suite
 file: one row, the config from ``--config`` and ``--set``, merged into ``results/beir-<dataset>.json``.
-Both merge through ``save_row``.
+Both merge through ``clear_rag.eval.ablation.save_row``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import shlex
-import tomllib
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,11 +24,11 @@ from clear_rag.cli.app import (
     SupportOption,
     TimeoutOption,
     app,
-    close_provider,
     fail,
 )
 from clear_rag.config import PipelineConfig
-from clear_rag.errors import ClearRagError, ConfigError, InputError
+from clear_rag.errors import ClearRagError, ConfigError
+from clear_rag.eval import ablation
 from clear_rag.providers.select import DEFAULT_EMBEDDER, DEFAULT_WRITER
 from clear_rag.results.files import BASELINE_FAKE
 
@@ -158,8 +155,8 @@ def ablate_command(
                     "works on the whole suite", field=whole[0], fix=f"Drop --row, or drop {whole[0]}"
                 )
             order = [r.name for r in loaded.rows]
-            loaded = loaded.one_row(row, parse_overrides(overrides or []), name)
-            check_against(target, against, save_results)
+            loaded = loaded.one_row(row, ablation.parse_overrides(overrides or []), name)
+            ablation.check_against(target, against, save_results)
         if replay:
             _replay(loaded, target, runner.stores_root(store))
             return
@@ -176,8 +173,8 @@ def ablate_command(
                 *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
                 "--save-results",
             ]  # fmt: skip
-            rederived = _rederive(loaded, target, shlex.join(command))
-            typer.echo(table(rederived))
+            rederived = ablation.rederived(loaded, target, shlex.join(command))
+            typer.echo(ablation.table(rederived))
             if save_results:
                 write_result(target, rederived)
                 typer.echo(f"re-derived and written to {target}")
@@ -187,7 +184,7 @@ def ablate_command(
                 "records the fake-provider baseline", field="--bless", fix="Pass --embedder hash with it"
             )
         before = read_result(target) if regenerate and target.exists() else None
-        result, summary = _run(
+        result, summary = ablation.run_with_models(
             loaded,
             store=store,
             embedder=embedder,
@@ -198,7 +195,7 @@ def ablate_command(
         )
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(table(result))
+    typer.echo(ablation.table(result))
     if summary:
         typer.echo(summary)
     if row is not None:
@@ -216,7 +213,7 @@ def ablate_command(
                 *(["--against", against] if against is not None else []),
                 "--save-results",
             ]  # fmt: skip
-            save_row(target, result, command if new else None, against, order)
+            ablation.save_row(target, result, command if new else None, against, order)
             typer.echo(f"row {made!r} merged into {target}")
         return
     for path, wanted in ((target, save_results), (BASELINE_FAKE, bless)):
@@ -229,171 +226,12 @@ def ablate_command(
             typer.echo(reproduce.format(moved, every_metric=True))
 
 
-def _run(
-    suite: Suite,
-    *,
-    store: Path,
-    embedder: str,
-    chat: str,
-    results_dir: Path,
-    regenerate: bool,
-    timeout: float | None,
-) -> tuple[dict[str, Any], str]:
-    """Run the suite with its models; the result document and what the generation cache did."""
-    from clear_rag.eval import runner
-    from clear_rag.providers.select import make_chat, make_embedder
-
-    uses_vectors = any("vector" in row.config.retrievers for row in suite.rows)
-    model = make_embedder(embedder, timeout=timeout) if uses_vectors else None
-    chat_model = None
-    if any(suite.needs_chat(row) for row in suite.rows):
-        model_chat = make_chat(chat, timeout=timeout)
-        chat_model = runner.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
-    opened: dict[str, Any] = {}
-
-    def own(name: str) -> Any:
-        """A row's own chat model (``chat:`` in the suite), through the same generation cache."""
-        if name not in opened:
-            built = make_chat(name, timeout=timeout)
-            cache = chat_model.cache if chat_model is not None else None
-            opened[name] = runner.cached_chat(built, suite, results_dir, regenerate=regenerate, cache=cache)
-        return opened[name]
-
-    try:
-        result = runner.run_suite(
-            suite,
-            embedder=model,
-            chat=chat_model,
-            root=runner.stores_root(store),
-            show_progress=True,
-            chats=own,
-        )
-    finally:
-        for each in [*([chat_model] if chat_model is not None else []), *opened.values()]:
-            each.cache.save()
-            close_provider(each)
-    used = [c for c in [chat_model, *opened.values()] if c is not None]
-    summaries = [c.summary() if len(used) == 1 else f"{c.name}: {c.summary()}" for c in used]
-    where = chat_model or next(iter(opened.values()), None)
-    return result, (f"generations: {'; '.join(summaries)} ({where.cache.path})" if where is not None else "")
-
-
-def _rederive(suite: Suite, target: Path, command: str) -> dict[str, Any]:
-    """The result file ``target`` derived again from its own per-question values (``document.rederive``),
-    each question's subset read from the suite's data files; the labels must be the ones it was
-    measured on."""
-    from clear_rag.eval import beir
-    from clear_rag.eval.labels import label_files
-    from clear_rag.eval.subsets import training_subsets
-    from clear_rag.results.document import rederive
-
-    result = _existing(suite, target, "re-derive")
-    training = None
-    if suite.beir is not None and suite.training_split is not None:
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in label_files(suite))).hexdigest()
-        if digest != result.get("golden", {}).get("sha256"):
-            raise InputError(
-                f"was measured on other labels than {', '.join(map(str, label_files(suite)))} hold now",
-                path=str(target),
-                fix=f"Run `clear-rag ablate {suite.name} --save-results` again, which assigns the subsets",
-            )
-        dataset = beir.load(suite.beir, split=suite.split)
-        qrels = beir.qrels_path(suite.beir, suite.training_split)
-        training = training_subsets(dataset.qrels, suite.training_split, qrels)
-    return rederive(result, training, command)
-
-
-def _existing(suite: Suite, target: Path, what: str) -> dict[str, Any]:
-    """The suite's result file, read; an ``InputError`` saying how to make it when there is none."""
-    from clear_rag.results.files import read_result
-
-    if not target.exists():
-        raise InputError(
-            f"does not exist, so there is nothing to {what}",
-            path=str(target),
-            fix=f"Run `clear-rag ablate {suite.name} --save-results` first",
-        )
-    return read_result(target)
-
-
 def _replay(suite: Suite, target: Path, root: Path) -> None:
-    from clear_rag.eval import runner
-
-    result = _existing(suite, target, "replay")
-    missing = runner.missing_stores(result, suite, root)
-    if missing:
-        raise InputError(
-            f"was measured in stores this machine does not have ({', '.join(missing)}): nothing has been "
-            "run here yet",
-            path=str(target),
-            fix=f"Run `clear-rag ablate {suite.name}` (or `make run`) first, then replay",
-        )
-    replayed = runner.replay(result, suite, root)
-    differ = [
-        (row["name"], q["id"])
-        for row in result["rows"]
-        for q in row["questions"]
-        if replayed[row["name"]][q["id"]] != runner.replayable(q)
-    ]
-    count = sum(len(r["questions"]) for r in result["rows"])
+    differ, count = ablation.replay_differences(suite, target, root)
     if differ:
         typer.echo(f"{len(differ)} of {count} question results differ when replayed, e.g. {differ[:3]}")
         raise typer.Exit(1)
     typer.echo(f"replayed {count} question results from stored traces: all metrics and verdicts identical")
-
-
-def table(result: dict[str, Any]) -> str:
-    """The suite as a text table: metrics per row, and the headline change against the baseline."""
-    names = result["metric_names"]
-    main = result.get("headline") or names[0]
-    rows = result["rows"]
-    width = max([len(r["name"]) for r in rows] + [3])
-    head = f"{'row':<{width}}  " + "  ".join(f"{n:>9}" for n in names) + f"  vs baseline {main} [95% CI] p"
-    lines = [f"suite {result['suite']}: {result['golden']['questions']} questions", head]
-    for row in rows:
-        cells = "  ".join(f"{row['metrics'][n]:>9.4f}" if n in row["metrics"] else f"{'':>9}" for n in names)
-        versus = row.get("comparisons", {}).get("baseline", {}).get(main)
-        note = (
-            f"  {versus['difference']:+.4f} [{versus['ci_low']:+.3f}, {versus['ci_high']:+.3f}] "
-            f"{_p(versus['p_sign'])} ({versus['up']} up, {versus['down']} down)"
-            if versus
-            else "  (baseline)"
-        )
-        lines.append(f"{row['name']:<{width}}  {cells}{note}")
-    for skipped in result.get("skipped", []):
-        lines.append(f"{skipped['name']:<{width}}  not run: {skipped['reason']}")
-    return "\n".join(lines)
-
-
-def _p(value: float) -> str:
-    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` pairs, values read as TOML (``true``, ``60``, ``["keyword"]``) or else as text;
-    ``chunking.size=128`` sets a nested key."""
-    data: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError("is not key=value", field="--set", value=pair, fix="Write e.g. --set rrf_k=60")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        *parents, leaf = key.split(".")
-        target = data
-        for depth, parent in enumerate(parents, start=1):
-            target = target.setdefault(parent, {})
-            if not isinstance(target, dict):  # --set chunking=5 --set chunking.size=3
-                raise ConfigError(
-                    "sets a key inside a setting that another --set gave a value",
-                    field="--set",
-                    value=pair,
-                    fix=f"Set {'.'.join(parents[:depth])} either as a whole or key by key, not both",
-                )
-        target[leaf] = value
-    return data
 
 
 @app.command("beir")
@@ -438,12 +276,12 @@ def beir_command(
         # merged like a suite row's set: (a nested table key by key); a value of the wrong kind,
         # such as chunking=5, replaces the table and is then reported by the config's checks
         settings = PipelineConfig.from_mapping(
-            merge_settings(data, parse_overrides(overrides or [])), source="--set"
+            merge_settings(data, ablation.parse_overrides(overrides or [])), source="--set"
         )
         if reranker is not None:
             settings = settings.replace(rerank=True, reranker=reranker)
         dataset = beir.load(path, split=split)
-        row_name = name or default_name(settings)
+        row_name = name or ablation.default_name(settings)
         # another split is another question set: its rows go to a file of their own, never among the
         # test split's
         suite = Suite(
@@ -457,7 +295,7 @@ def beir_command(
             metrics=("doc ndcg@10", "doc recall@100", "doc mrr@10"),
         )
         target = results_dir / f"{suite.name}.json"
-        check_against(target, against, save_results)
+        ablation.check_against(target, against, save_results)
         model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
         result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
         if save_results:
@@ -471,60 +309,9 @@ def beir_command(
                 "--name", row_name, *(["--against", against] if against is not None else []),
                 "--save-results",
             ]  # fmt: skip
-            save_row(target, result, command, against)
+            ablation.save_row(target, result, command, against)
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(table(result))
+    typer.echo(ablation.table(result))
     if save_results:
         typer.echo(f"row {row_name!r} written to {target}")
-
-
-def check_against(target: Path, against: str | None, save_results: bool) -> None:
-    """Fail before anything runs if ``--against`` names no row of ``target`` (or comes without
-    ``--save-results``, which it needs)."""
-    from clear_rag.results.files import read_result
-
-    if against is None:
-        return
-    existing = read_result(target) if save_results and target.exists() else None
-    names = [r["name"] for r in (existing or {}).get("rows", [])]
-    if against not in names:
-        raise ConfigError(
-            f"is not a row of {target}" + ("" if save_results else " (it needs --save-results)"),
-            field="--against",
-            value=against,
-            fix=f"Name one of its rows: {', '.join(names) or '(it has none yet)'}",
-        )
-
-
-def save_row(
-    target: Path,
-    result: dict[str, Any],
-    command: list[str] | None,
-    against: str | None,
-    order: Sequence[str] = (),
-) -> None:
-    """Merge the one row of ``result`` into ``target``: compared with ``against`` if given, and with
-    ``command``, the command that made it, recorded for the reproduce page (a row the suite file
-    does not define has no other); the rows of the suite file stand in its ``order``, first."""
-    from clear_rag.results.document import merge
-    from clear_rag.results.files import read_result, write_result
-
-    (made,) = result["rows"]
-    if command is not None:
-        result["row_commands"] = {made["name"]: shlex.join(command)}
-    if against is not None:
-        made["against"] = against
-    # read again: another run may have merged a row while this one ran
-    write_result(target, merge(read_result(target), result, order) if target.exists() else result)
-
-
-def default_name(settings: PipelineConfig) -> str:
-    """E.g. ``bm25 (fts5 idf, porter)``, ``dense``, ``hybrid rrf (lucene idf, unstemmed)``."""
-    kinds = set(settings.retrievers)
-    name = {frozenset({"keyword"}): "bm25", frozenset({"vector"}): "dense"}.get(
-        frozenset(kinds), f"hybrid {'rrf' if settings.fusion == 'rrf' else 'min-max'}"
-    )
-    if "keyword" in kinds:
-        name += f" ({settings.idf} idf, {'porter' if settings.stem else 'unstemmed'})"
-    return name + (" + rerank" if settings.rerank else "")

@@ -126,10 +126,3 @@ def open_existing(store: Path) -> Store:
         # Store() names a file given as the folder, and every other way the folder is unusable.
         return Store(store, mode="read")
     return Store(store)
-
-
-def close_provider(provider: object) -> None:
-    """Close a provider that holds a connection (the HTTP ones do); others have nothing to close."""
-    close = getattr(provider, "close", None)
-    if callable(close):
-        close()

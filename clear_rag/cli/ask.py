@@ -20,13 +20,13 @@ from clear_rag.cli.app import (
     SupportOption,
     TimeoutOption,
     app,
-    close_provider,
     fail,
     open_existing,
 )
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ClearRagError, ModelMissing
 from clear_rag.ingest.walk import shown
+from clear_rag.providers.base import close_provider
 from clear_rag.providers.select import DEFAULT_CHAT, DEFAULT_EMBEDDER
 from clear_rag.store.sqlite import Store
 from clear_rag.trace import (

@@ -108,3 +108,10 @@ def token_pieces(text: str) -> list[str]:
     """``text`` cut before each run of whitespace, like a model's tokens; the pieces join back to it.
     How a model that answers a whole text at once (extractive, cached, fake) streams it."""
     return re.findall(r"\s*\S+|\s+", text)
+
+
+def close_provider(provider: object) -> None:
+    """Close a provider that holds a connection (the HTTP ones do); others have nothing to close."""
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()

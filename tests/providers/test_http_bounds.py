@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from clear_rag.cli.app import close_provider
 from clear_rag.errors import ConfigError, ModelError
 from clear_rag.providers import Message
+from clear_rag.providers.base import close_provider
 from clear_rag.providers.http import MAX_LINE_BYTES
 from clear_rag.providers.ollama import OllamaChat
 from clear_rag.providers.openai_compat import OpenAIChat
