@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from clear_rag.config import PipelineConfig
+from clear_rag.errors import ClearRagError
 from clear_rag.eval.golden import Label, Question
 from clear_rag.eval.labels import Labels
 from clear_rag.eval.metrics import kendall_tau
@@ -360,11 +361,13 @@ def read_check(directory: Path) -> dict[str, Any] | None:
 def agreement_summary(path: Path) -> list[dict[str, Any]]:
     """Per suite of an agreement file (``results/check/agreement.json``), how far the check agreed with
     real questions, flat; empty when the file is missing or unreadable."""
+    from clear_rag.results.files import read_document
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_document(path)
         return [
             {"suite": e["suite"], "questions": e["questions"], "probes": e["probes"], **e["agreement"]}
             for e in document["suites"]
         ]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ClearRagError, KeyError, TypeError):
         return []

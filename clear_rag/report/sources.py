@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +39,9 @@ class Results:
 
     def load(self, name: str) -> dict[str, Any]:
         if name not in self._cache:
-            path = self.path(name)
-            try:
-                self._cache[name] = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError as err:
-                raise InputError(
-                    f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it"
-                ) from None
+            from clear_rag.results.files import read_document
+
+            self._cache[name] = read_document(self.path(name))
         return self._cache[name]
 
     def names(self) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import InputError
-from clear_rag.results.schema import check_suite_result, is_suite_result
+from clear_rag.results.schema import check_document
 
 # the fake-provider baseline that `make test` gates on (`clear-rag ablate tech --embedder hash --bless`)
 BASELINE_FAKE = Path("results") / "baseline-fake.json"
@@ -25,15 +25,15 @@ def dumps(document: Any) -> str:
 
 
 def write_result(path: Path, document: dict[str, Any]) -> None:
-    """Write a result file; a suite's is checked against its shape first (``schema``), so a writer
-    that drifts from it fails here, not in whoever reads the file next."""
-    if is_suite_result(document):
-        check_suite_result(document, str(path))
+    """Write a result file, checked against the shape it claims first (``schema``), so a writer that
+    drifts from it fails here, not in whoever reads the file next."""
+    check_document(document, str(path))
     write_atomic(path, dumps(document))
 
 
-def read_result(path: Path) -> dict[str, Any]:
-    """A result file, or an error naming it and the command that writes it."""
+def read_document(path: Path) -> dict[str, Any]:
+    """Any result file (a suite's, a benchmark's, a check's, a training run's), checked against the
+    shape it claims; an error naming the file where it is missing, unreadable or out of shape."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -44,8 +44,16 @@ def read_result(path: Path) -> dict[str, Any]:
         ) from None
     except (OSError, ValueError) as err:
         raise InputError(f"cannot be read as JSON ({err})", path=str(path), fix="Regenerate it") from None
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+    if not isinstance(data, dict):
+        raise InputError("is not a result file (not a JSON object)", path=str(path), fix="Regenerate it")
+    check_document(data, str(path))
+    return data
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """A suite's result file (``read_document``, with rows), or an error naming it and the command
+    that writes it."""
+    data = read_document(path)
+    if not isinstance(data.get("rows"), list):
         raise InputError("is not a result file (no rows)", path=str(path), fix="Regenerate it")
-    if is_suite_result(data):
-        check_suite_result(data, str(path))
     return data

@@ -1,5 +1,8 @@
-"""The typed shape of a suite's result file (``results/<suite>.json``; ``clear_rag.results.document``
-writes it), checked whenever one is read or written (``clear_rag.results.files``).
+"""The typed shapes of result files, checked whenever one is read or written (``check_document``, which
+``clear_rag.results.files`` calls): a suite's (``results/<suite>.json``, ``clear_rag.results.document``
+writes it), the technique check's agreement (``results/check/``), a training run's manifest
+(``results/training/`` and each model folder's ``training.json``) and the support check's
+calibration (``results/calibration/``).
 
 Every key is declared and no other is allowed, so a hand edit, a typo or a file of another shape is
 refused with the place it went wrong (``rows[3].questions[12].metrics``), rather than read as a
@@ -11,7 +14,7 @@ written before they were recorded hold neither.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -135,27 +138,142 @@ class SuiteResult(_Shape):
     versions: dict[str, str] | None = Field(default=None)
 
 
+class _Open(_Shape):
+    """A shape that also holds keys named by the data (a row of the check names its metric)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+
+class Verdict(_Open):
+    """One row of the technique check, on real questions or probes, against hybrid rrf: its metric
+    (a key named by the metric), and, for a row that is not the baseline, the paired difference, its
+    interval, the sign test's p and the verdict; on SciFact its ``seen`` and ``unseen`` parts."""
+
+    name: str | None = None  # the parts of a row are the row's
+    difference: float | None = None
+    ci: list[float] | None = None
+    p: float | None = None
+    verdict: str | None = None
+    by_subset: dict[str, Verdict] | None = None
+
+
+class Agreement(_Shape):
+    kendall_tau: float | None
+    rows: int
+    verdicts: int
+    verdicts_agree: int
+    helps_or_hurts_agree: int
+
+
+class CheckedSuite(_Shape):
+    suite: str
+    metric: str
+    questions: int
+    probes: int
+    agreement: Agreement
+    real: list[Verdict]
+    probe: list[Verdict]
+
+
+class AgreementResult(_Shape):
+    kind: Literal["check-agreement"]
+    command: str
+    date: str
+    embedder: str
+    reranker: str
+    settings: dict[str, Any]
+    suites: list[CheckedSuite]
+    versions: dict[str, str] | None = None  # the first files recorded none
+
+
+class TrainingRun(_Shape):
+    """A model's ``training.json`` and its copy under ``results/training/``."""
+
+    kind: Literal["cross-encoder", "bi-encoder"]
+    name: str
+    base_model: str
+    objective: str
+    cache_key: str
+    inputs: dict[str, Any]
+    files: dict[str, str]
+    claims: int
+    claims_trained: int | None = None
+    pseudo_queries: dict[str, int] | None = None
+    negatives_file: str | None = None
+    steps: int
+    pairs: int
+    loss: list[dict[str, float]]
+    int8_check: dict[str, float]
+    train_seconds: float
+    wall_seconds: float
+    command: str
+    date: str
+    versions: dict[str, str]
+
+
+class Calibration(_Shape):
+    """The support check's calibration of a cross-encoder (``clear-rag train support``)."""
+
+    name: str
+    model: str
+    source: str
+    command: str
+    date: str
+    data: dict[str, str]
+    fitted_on: dict[str, Any]
+    logit_weight: float
+    coverage_weight: float
+    bias: float
+    in_sample: dict[str, float]
+    held_out: dict[str, float]
+    versions: dict[str, str] | None = None
+
+
+def shape_of(document: object) -> type[_Shape] | None:
+    """The shape ``document`` claims (by its ``kind``, or a suite's ``suite`` and ``rows``); None for a
+    file no shape is declared for yet (the benchmarks', the parse scores)."""
+    if not isinstance(document, dict):
+        return None
+    if is_suite_result(document):
+        return SuiteResult
+    kind = document.get("kind")
+    if kind == "check-agreement":
+        return AgreementResult
+    if kind in ("cross-encoder", "bi-encoder"):
+        return TrainingRun
+    if document.get("name") == "support calibration":
+        return Calibration
+    return None
+
+
+def check_document(document: object, path: str) -> None:
+    """Refuse ``document`` unless it has the shape it claims (``shape_of``): an ``InputError`` naming
+    the file, the first place it differs and how, and how many places differ."""
+    shape = shape_of(document)
+    if shape is None:
+        return
+    try:
+        shape.model_validate(document)
+    except ValidationError as err:
+        faults = err.errors()
+        first = faults[0]
+        more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
+        raise InputError(
+            f"is not in the shape of {_NAMED[shape]}: {_place(first['loc'])}: {first['msg']}{more}",
+            path=path,
+            fix="Regenerate it with the command that wrote it (site/reproduce.md names each); "
+            "result files are written by clear-rag, never by hand",
+        ) from None
+
+
 def is_suite_result(document: object) -> bool:
     """Whether ``document`` claims to be a suite's result file (a ``suite`` and ``rows``)."""
     return isinstance(document, dict) and "suite" in document and "rows" in document
 
 
 def check_suite_result(document: dict[str, Any], path: str) -> None:
-    """Refuse ``document`` unless it has a suite result's shape: an ``InputError`` naming the file,
-    the first place it differs and how, and how many places differ."""
-    try:
-        SuiteResult.model_validate(document)
-    except ValidationError as err:
-        faults = err.errors()
-        first = faults[0]
-        where = _place(first["loc"])
-        more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
-        raise InputError(
-            f"is not in the shape of a suite's result file: {where}: {first['msg']}{more}",
-            path=path,
-            fix="Regenerate it with the command that wrote it (site/reproduce.md names each); "
-            "result files are written by clear-rag, never by hand",
-        ) from None
+    """``check_document`` for a file that must be a suite's result."""
+    check_document(document, path)
 
 
 def _place(location: tuple[int | str, ...]) -> str:
@@ -164,3 +282,11 @@ def _place(location: tuple[int | str, ...]) -> str:
     for part in location:
         said += f"[{part}]" if isinstance(part, int) else (f".{part}" if said else str(part))
     return said or "the document"
+
+
+_NAMED: dict[type[_Shape], str] = {
+    SuiteResult: "a suite's result file",
+    AgreementResult: "the technique check's agreement file",
+    TrainingRun: "a training run's manifest",
+    Calibration: "a support calibration",
+}

@@ -53,7 +53,11 @@ def is_current(folder: Path, key: str, files: tuple[str, ...]) -> bool:
 
 
 def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> Path:
+    """The model folder's ``training.json``, checked against a training run's shape first."""
+    from clear_rag.results.schema import check_document
+
     path = folder / MANIFEST
+    check_document(dict(manifest), str(path))
     write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return path
 
@@ -64,7 +68,9 @@ def publish(
     """A copy of a model's manifest as ``results_dir/<kind>/<name>.json``: the training run's figures
     (steps, pairs, loss, wall time, command), or a calibration's (``kind="calibration"``), as a result
     file the README and site may quote."""
+    from clear_rag.results.files import write_result
+
     path = results_dir / kind / f"{name or manifest['name']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_result(path, dict(manifest))  # the one writer of result files, which checks its shape
     return path

@@ -9,15 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
+from tests.toy import suite_result
 
 runner = CliRunner()
-RESULT = {
-    "suite": "toy",
-    "date": "2026-11-29T00:00:00+00:00",
-    "golden": {"questions": 1},
-    "metric_names": ["ndcg@10"],
-    "rows": [{"name": "base", "metrics": {"ndcg@10": 0.5}, "models": {"embedder": "hash@1"}}],
-}
+RESULT = suite_result(
+    "toy",
+    [{"name": "base", "metrics": {"ndcg@10": 0.5}, "models": {"embedder": "hash@1"}}],
+    date="2026-11-29T00:00:00+00:00",
+    golden={"path": ".", "sha256": "0" * 64, "questions": 1, "categories": {}},
+)
 PAGE = "# Page\n\n<!-- results: toy -->\n<!-- /results -->\n"
 
 

@@ -16,6 +16,7 @@ from clear_rag.report.blocks import check_page, render_page
 from clear_rag.report.caveats import CEILING, caveats
 from clear_rag.report.sources import Results, plot_path
 from clear_rag.report.tables import categories_table, previous_table
+from tests.toy import suite_result
 
 CATEGORIES = ("factual", "paraphrase", "identifier")
 
@@ -30,6 +31,7 @@ def comparison(difference: float, half: float, against: str) -> dict[str, Any]:
         "down": 1,
         "ties": 0,
         "against": against,
+        "metric": "",  # filled by suite() with the metric it compares
     }
 
 
@@ -43,9 +45,11 @@ def suite(seed: int, rows: int = 4) -> dict[str, Any]:
         metrics = {m: round(rng.random(), 4) for m in ("recall@5", "mrr@10", "ndcg@10")}
         comparisons: dict[str, Any] = {}
         if n:
-            comparisons["baseline"] = {m: comparison(rng.uniform(-0.2, 0.2), 0.05, names[0]) for m in metrics}
+            comparisons["baseline"] = {
+                m: {**comparison(rng.uniform(-0.2, 0.2), 0.05, names[0]), "metric": m} for m in metrics
+            }
             comparisons["previous"] = {
-                m: comparison(rng.uniform(-0.2, 0.2), 0.05, names[n - 1]) for m in metrics
+                m: {**comparison(rng.uniform(-0.2, 0.2), 0.05, names[n - 1]), "metric": m} for m in metrics
             }
         out.append(
             {
@@ -57,16 +61,13 @@ def suite(seed: int, rows: int = 4) -> dict[str, Any]:
                 "comparisons": comparisons,
             }
         )
-    return {
-        "suite": "toy",
-        "date": "2026-11-29T00:00:00+00:00",
-        "golden": {"questions": 7},
-        "baseline": names[0],
-        "headline": "ndcg@10",
-        "metric_names": ["recall@5", "mrr@10", "ndcg@10"],
-        "skipped": [],
-        "rows": out,
-    }
+    return suite_result(
+        "toy",
+        out,
+        date="2026-11-29T00:00:00+00:00",
+        metric_names=["recall@5", "mrr@10", "ndcg@10"],
+        golden={"path": ".", "sha256": "0" * 64, "questions": 7, "categories": {}},
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -13,14 +13,12 @@ from clear_rag.cli import app
 from clear_rag.errors import InputError
 from clear_rag.report.blocks import check_page, render_page, unmatched_numbers
 from clear_rag.report.sources import Results
+from tests.toy import suite_result
 
 ROOT = Path(__file__).resolve().parents[2]
-RESULT = {
-    "suite": "toy",
-    "date": "2026-11-29T00:00:00+00:00",
-    "golden": {"questions": 2},
-    "metric_names": ["ndcg@10"],
-    "rows": [
+RESULT = suite_result(
+    "toy",
+    [
         {"name": "base", "metrics": {"ndcg@10": 0.5}, "models": {"embedder": "hash@1"}, "comparisons": {}},
         {
             "name": "better",
@@ -29,18 +27,24 @@ RESULT = {
             "comparisons": {
                 "baseline": {
                     "ndcg@10": {
+                        "metric": "ndcg@10",
+                        "against": "base",
                         "difference": 0.25,
                         "ci_low": 0.1,
                         "ci_high": 0.4,
                         "p_sign": 0.5,
                         "up": 1,
                         "down": 0,
+                        "ties": 1,
                     }
                 }
             },
         },
     ],
-}
+    date="2026-11-29T00:00:00+00:00",
+    golden={"path": ".", "sha256": "0" * 64, "questions": 2, "categories": {}},
+    metric_questions={"ndcg@10": 2},
+)
 PAGE = "# Page\n\nThe better row scores 0.7500.\n\n<!-- results: toy -->\n<!-- /results -->\n"
 HERE = Path("page.md")
 
@@ -159,7 +163,15 @@ def test_a_table_says_which_questions_each_metric_covers_and_which_rows_did_not_
 
 def test_a_loss_block_counts_each_rows_verdicts_through_the_named_query(tmp_path: Path) -> None:
     def question(qid: str, verdict: str) -> dict[str, object]:
-        return {"id": qid, "category": "c", "metrics": {"ndcg@10": 0.0}, "lost": {"verdict": verdict}}
+        lost: dict[str, object] = {"verdict": verdict, "stage": None, "ranks": {}}
+        return {
+            "id": qid,
+            "category": "c",
+            "metrics": {"ndcg@10": 0.0},
+            "retrieved": [],
+            "trace": qid,
+            "lost": lost,
+        }
 
     verdicts = {
         "base": ["found", "lost in fusion", "never retrieved"],

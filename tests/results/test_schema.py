@@ -79,3 +79,43 @@ def test_a_writer_that_drifts_fails_and_leaves_the_file_as_it_was(tmp_path: Path
     with pytest.raises(InputError, match=r"rows\[0\]\.metrics\.ndcg@10"):
         write_result(path, drifted)
     assert path.read_bytes() == before
+
+
+KINDS = sorted(
+    p for folder in ("check", "training", "calibration") for p in (RESULTS / folder).glob("*.json")
+)
+
+
+def test_every_kind_with_a_shape_is_there() -> None:
+    from clear_rag.results.schema import AgreementResult, Calibration, TrainingRun, shape_of
+
+    found = {shape_of(json.loads(p.read_text(encoding="utf-8"))) for p in KINDS}
+    assert found == {AgreementResult, TrainingRun, Calibration}
+
+
+@pytest.mark.parametrize("path", KINDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_committed_check_training_and_calibration_file_has_its_shape(path: Path) -> None:
+    from clear_rag.results.files import read_document
+
+    assert read_document(path)
+
+
+def test_an_agreement_file_that_drifts_is_refused_where_it_drifts(tmp_path: Path) -> None:
+    from clear_rag.results.files import read_document
+
+    document = json.loads((RESULTS / "check" / "agreement.json").read_text(encoding="utf-8"))
+    document["suites"][1]["agreement"]["kendall_tau"] = "0.5"
+    path = tmp_path / "agreement.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match=r"agreement file: suites\[1\]\.agreement\.kendall_tau"):
+        read_document(path)
+
+
+def test_a_training_manifest_missing_a_field_is_not_written(tmp_path: Path) -> None:
+    from clear_rag.train.manifest import MANIFEST, write_manifest
+
+    manifest = json.loads((RESULTS / "training" / "scifact-minilm-l6.json").read_text(encoding="utf-8"))
+    del manifest["cache_key"]
+    with pytest.raises(InputError, match=r"training run's manifest: cache_key: Field required"):
+        write_manifest(tmp_path, manifest)
+    assert not (tmp_path / MANIFEST).exists()
