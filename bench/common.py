@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,16 +30,27 @@ def environment() -> dict[str, Any]:
     }
 
 
+def command_line() -> str | None:
+    """The command this benchmark was started with (``python -m bench.NAME ARGS``), or None where it
+    was not started as a module of bench/ (a test calling it)."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is None or script.parent.name != "bench" or script.suffix != ".py":
+        return None
+    return shlex.join(["python", "-m", f"bench.{script.stem}", *sys.argv[1:]])
+
+
 def write_result(name: str, payload: dict[str, Any]) -> Path:
-    """``results/bench/<name>.json``: the payload beside where and when it ran and the library versions
-    that computed it (a benchmark's own ``versions`` kept where it records more), through the one
-    writer of result files."""
+    """``results/bench/<name>.json``: the payload beside where and when it ran, the command that ran it
+    and the library versions that computed it (a benchmark's own ``command`` and ``versions`` kept
+    where it records them), through the one writer of result files."""
     from clear_rag.packaged import library_versions
     from clear_rag.results import files
 
     path = ROOT / "results" / "bench" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    files.write_result(path, {**environment(), "versions": library_versions(), **payload})
+    command = command_line()
+    recorded = {**environment(), **({"command": command} if command else {}), "versions": library_versions()}
+    files.write_result(path, {**recorded, **payload})
     return path
 
 

@@ -435,3 +435,7 @@ def test_a_benchmark_is_written_by_the_one_writer_with_where_it_ran_and_the_vers
     assert {"python", "numpy"} <= set(written["versions"])
     own = bench.common.write_result("toy", {"benchmark": "toy", "versions": {"faiss": "1.9"}})
     assert json.loads(own.read_text(encoding="utf-8"))["versions"] == {"faiss": "1.9"}  # its own kept
+    assert "command" not in written  # pytest ran it, not `python -m bench.toy`
+    monkeypatch.setattr("sys.argv", [str(tmp_path / "bench" / "toy.py"), "--rounds", "3", "--note", "a b"])
+    ran = json.loads(bench.common.write_result("toy", {"benchmark": "toy"}).read_text(encoding="utf-8"))
+    assert ran["command"] == "python -m bench.toy --rounds 3 --note 'a b'"
