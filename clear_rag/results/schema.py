@@ -14,30 +14,33 @@ written before they were recorded hold neither.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import typing
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from clear_rag.errors import InputError
+from clear_rag.eval import significance
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class Comparison(_Shape):
-    """One metric of a row against another row: the paired difference, its bootstrap interval, the
-    sign test's p and the questions that went up, down or neither."""
+def _shape_of(record: type) -> type[_Shape]:
+    """The shape of a record the code itself builds and writes (a dataclass): its fields and their
+    types, read from the record, so the file's shape cannot drift from the code that writes it."""
+    hints = typing.get_type_hints(record)
+    fields: dict[str, Any] = {name: (kind, ...) for name, kind in hints.items()}
+    return create_model(record.__name__, __base__=_Shape, __doc__=record.__doc__, **fields)
 
-    metric: str
-    against: str
-    difference: float
-    ci_low: float
-    ci_high: float
-    p_sign: float
-    up: int
-    down: int
-    ties: int
+
+if TYPE_CHECKING:
+    Comparison = _Shape
+else:
+    # one metric of a row against another: the paired difference, its interval, the sign test's p and
+    # the questions that went up, down or neither (``clear_rag.eval.significance.Comparison``)
+    Comparison = _shape_of(significance.Comparison)
 
 
 Comparisons = dict[str, dict[str, Comparison]]  # against what (baseline, previous, ...) -> metric -> it
@@ -269,11 +272,6 @@ def check_document(document: object, path: str) -> None:
 def is_suite_result(document: object) -> bool:
     """Whether ``document`` claims to be a suite's result file (a ``suite`` and ``rows``)."""
     return isinstance(document, dict) and "suite" in document and "rows" in document
-
-
-def check_suite_result(document: dict[str, Any], path: str) -> None:
-    """``check_document`` for a file that must be a suite's result."""
-    check_document(document, path)
 
 
 def _place(location: tuple[int | str, ...]) -> str:

@@ -15,17 +15,19 @@ clear-rag ÷ peer, build seconds peer ÷ clear-rag.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from clear_rag.errors import InputError
 from clear_rag.report.bench.ann import _ann, ann_ratios
-from clear_rag.report.bench.common import ENVIRONMENT, T, footer, number, source, times
+from clear_rag.report.bench.common import ENVIRONMENT, footer, number, source, times
 from clear_rag.report.bench.growth import _growth, _ingest
 from clear_rag.report.bench.models import _batch, _embed, _package_size, _rankflow
 from clear_rag.report.bench.retrieval import Ratio, _retrieval, retrieval_ratios
 from clear_rag.report.bench.scale import _scale
 from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve
 from clear_rag.report.tables import markdown_table
+
+T = TypeVar("T")
 
 __all__ = [
     "KINDS",

@@ -4,13 +4,12 @@ printing a figure (``number``, ``times``)."""
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 # Fields every benchmark records beside its numbers (bench/common.py), said once in the footer.
 ENVIRONMENT = ("date", "commit", "python", "machine", "cpus")
 DENSE = "dense"
 OURS = "clear-rag"  # the engine and method names of clear-rag's own rows start with this
-T = TypeVar("T")
 
 
 def number(value: float) -> str:
