@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Mapping
@@ -33,7 +32,7 @@ from assets.resources import ChatResource, EmbedderResource, PathsResource
 from clear_rag.errors import ConfigError
 from clear_rag.eval.runner import cached_chat, corpus_sha256, metric_names, run_row, store_dir, suite_labels
 from clear_rag.report.tables import suite_table
-from clear_rag.results.document import result_document
+from clear_rag.results.document import result_document, with_command
 from clear_rag.results.files import write_result
 from clear_rag.store.sqlite import Store
 
@@ -136,15 +135,15 @@ def evaluation_assets(layout: Layout) -> list[AssetsDefinition]:
                 value=missing,
                 fix="Reload the definitions (rows were added or renamed since they loaded)",
             )
-        ordered = [copy.deepcopy(rows[r.name]) for r in suite.rows]
+        ordered = [rows[r.name] for r in suite.rows]  # the result layer makes new rows, never edits these
         model = embedder.get() if with_vectors(suite.rows) else None
         first = suite.rows[0].config.chunking
         with Store(store_dir(suite, first, Path(paths.store_root))) as opened:
-            document = result_document(
-                suite, ordered, suite_labels(suite, opened), corpus_sha256(suite, opened), model
-            )
+            labels, corpus = suite_labels(suite, opened), corpus_sha256(suite, opened)
+            made = result_document(suite, ordered, labels, corpus, model)
+        document = with_command(made, layout.command(paths.results_dir))
         target = Path(paths.results_dir) / f"{suite.name}.json"
-        # The one writer `clear-rag ablate --save-results` uses: the same bytes.
+        # The one writer `clear-rag ablate --save-results` uses: the same file but its date and command.
         write_result(target, document)
         return MaterializeResult(
             data_version=DataVersion(

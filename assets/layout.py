@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError
 from clear_rag.eval import beir
 from clear_rag.eval.labels import label_files
-from clear_rag.eval.suite import Row, Suite, load_suite
+from clear_rag.eval.suite import Row, Suite, load_suite, suite_path
 from clear_rag.ingest import discover
 from clear_rag.parse.registry import default_backend, file_type_of
 
@@ -129,6 +130,21 @@ class Layout:
             chat if uses_chat else "",
             reranker=reranker,
         )
+
+    def command(self, results_dir: str) -> str:
+        """The command that brings this suite's result file in ``results_dir`` up to date: the graph's
+        own runner, with the models it was loaded with (what the file records as its command)."""
+        bundled = self.suite.path.resolve() == suite_path(self.suite.name).resolve()
+        return shlex.join(
+            [
+                "python", "-m", "assets.run",
+                "--suite", self.suite.name if bundled else str(self.suite.path),
+                "--embedder", self.embedder,
+                *(["--chat", self.chat] if self.chat else []),
+                *(["--reranker", self.reranker] if self.reranker else []),
+                "--results-dir", results_dir,
+            ]
+        )  # fmt: skip
 
     def key(self, name: str) -> AssetKey:
         return AssetKey([self.prefix, name])

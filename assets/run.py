@@ -218,7 +218,8 @@ def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
     return sorted(found)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The options of ``python -m assets.run`` (what a result file's recorded command is parsed by)."""
     parser = argparse.ArgumentParser(
         prog="python -m assets.run",
         description="Bring the suites' results up to date: observe, then materialize only what changed.",
@@ -263,7 +264,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"where result files go (default: {RUN_RESULTS}/, or {FAKE_RESULTS}/ for hash; "
         f"{RESULTS}/ publishes them for the README)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = arguments().parse_args(argv)
     started = time.perf_counter()
     with warnings.catch_warnings():
         # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).

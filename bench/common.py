@@ -30,13 +30,14 @@ def environment() -> dict[str, Any]:
     }
 
 
-def command_line() -> str | None:
-    """The command this benchmark was started with (``python -m bench.NAME ARGS``), or None where it
-    was not started as a module of bench/ (a test calling it)."""
+def command_line() -> str:
+    """The command this benchmark was started with: ``python -m bench.NAME ARGS`` for a module of
+    bench/, otherwise the process's own command line (a test, or another script, that called it)."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is None or script.parent.name != "bench" or script.suffix != ".py":
-        return None
-    return shlex.join(["python", "-m", f"bench.{script.stem}", *sys.argv[1:]])
+    if script is not None and script.parent.name == "bench" and script.suffix == ".py":
+        return shlex.join(["python", "-m", f"bench.{script.stem}", *sys.argv[1:]])
+    started = list(sys.orig_argv) or ["python"]
+    return shlex.join([Path(started[0]).name, *started[1:]])
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
@@ -48,8 +49,7 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
 
     path = ROOT / "results" / "bench" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    command = command_line()
-    recorded = {**environment(), **({"command": command} if command else {}), "versions": library_versions()}
+    recorded = {**environment(), "command": command_line(), "versions": library_versions()}
     files.write_result(path, {**recorded, **payload})
     return path
 

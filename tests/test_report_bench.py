@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import json
 import re
@@ -17,7 +16,7 @@ import typer
 from clear_rag.cli.app import app
 from clear_rag.errors import InputError
 from clear_rag.report.bench import bench_ratios, bench_table, number, retrieval_ratios, times
-from clear_rag.report.commands import cli_name, command_for, reproduce_table
+from clear_rag.report.commands import command_for, reproduce_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -204,10 +203,10 @@ def test_numbers_round_one_way() -> None:
 # -- commands -----------------------------------------------------------------------------------
 
 
-def test_a_recorded_command_wins() -> None:
-    doc = {"command": "python -m bench.future --fast", "suite": "tech", "embedder": "x", "rows": []}
-    assert command_for(RESULTS / "tech.json", doc, root=ROOT) == "python -m bench.future --fast"
-    assert command_for(Path("anything.json"), {"command": "make it"}, root=ROOT) == "make it"
+def test_a_file_is_named_by_the_command_it_records() -> None:
+    assert command_for(Path("anything.json"), {"command": " make it "}, root=ROOT) == "make it"
+    suite = {"command": "clear-rag ablate tech --save-results", "suite": "tech", "rows": [{"name": "a"}]}
+    assert command_for(RESULTS / "tech.json", suite, root=ROOT) == "clear-rag ablate tech --save-results"
 
 
 def test_every_committed_result_file_has_a_command() -> None:
@@ -237,82 +236,47 @@ def _parses(args: list[str]) -> None:
         assert importlib.util.find_spec(args[2]) is not None, args[2]
 
 
-def test_rows_merged_by_their_own_command_follow_the_suite_command() -> None:
-    """A row `clear-rag beir --save-results` merged (with another embedder) is named by its command."""
-    own = "clear-rag beir ../shared/data/beir-scifact --embedder hash --name other --save-results"
-    rows: list[dict[str, Any]] = [
-        {"name": "dense", "models": {"embedder": "all-MiniLM-L6-v2-int8@1.0.0"}},
-        {"name": "other", "models": {"embedder": "hash-embedder-256@1"}},
-    ]
+def test_rows_merged_by_their_own_command_follow_the_suite_command_in_row_order() -> None:
+    """Rows `clear-rag beir --save-results` merged come after the suite's command, in the order the
+    rows stand, and the re-derivation last; a file made of merged rows alone needs no suite command."""
+    first = "clear-rag beir ../shared/data/beir-scifact --embedder hash --name first --save-results"
+    second = "clear-rag beir ../shared/data/beir-scifact --name second --save-results"
     doc: dict[str, Any] = {
         "suite": "beir-scifact",
-        "embedder": "e",
-        "rows": rows,
-        "row_commands": {"other": own},
+        "command": "clear-rag ablate beir-scifact --save-results",
+        "rows": [{"name": "dense"}, {"name": "second"}, {"name": "first"}],
+        "row_commands": {"first": first, "second": second},
+        "rederived_by": "clear-rag ablate beir-scifact --rederive --save-results",
     }
-    command = command_for(RESULTS / "beir-scifact.json", doc, root=ROOT)
-    assert command == f"clear-rag ablate beir-scifact --embedder minilm --save-results && {own}"
-    alone = {**doc, "suite": "beir-toy", "rows": rows[1:]}
-    assert command_for(RESULTS / "beir-toy.json", alone, root=ROOT) == own
+    parts = command_for(RESULTS / "beir-scifact.json", doc, root=ROOT).split(" && ")
+    assert parts == [doc["command"], second, first, doc["rederived_by"]]
+    alone = {"suite": "beir-toy", "rows": doc["rows"][1:], "row_commands": doc["row_commands"]}
+    assert command_for(RESULTS / "beir-toy.json", alone, root=ROOT) == f"{second} && {first}"
 
 
 @pytest.mark.parametrize(
     ("name", "doc", "why"),
     [
-        ("mystery.json", {"anything": 1}, "matches no known writer"),
-        (
-            "elsewhere.json",
-            {"suite": "elsewhere", "embedder": "e", "rows": []},
-            "golden/suites/elsewhere.yaml does not exist",
-        ),
-        ("renamed.json", {"suite": "tech", "embedder": "e", "rows": []}, "under another name"),
+        ("mystery.json", {"anything": 1}, "records no command"),
+        ("bench/old.json", {"benchmark": "old", "command": " "}, "records no command"),
         (
             "tech.json",
-            {"suite": "tech", "embedder": "e", "rows": [{"name": "a row no suite file lists", "models": {}}]},
-            "does not list",
+            {"suite": "tech", "rows": [{"name": "a"}, {"name": "b"}], "row_commands": {"a": "x"}},
+            "records no command for the rows no merged row command made (b)",
         ),
-        (
-            "tech.json",
-            {
-                "suite": "tech",
-                "embedder": "e",
-                "rows": [{"name": "hybrid rrf", "models": {"embedder": "new@1"}}],
-            },
-            "no --embedder name",
-        ),
-        ("bench/nonesuch.json", {"benchmark": "nonesuch"}, "no bench/nonesuch.py"),
+        ("generations/gone.json", {"generations": {}}, "results/gone.json is not there"),
     ],
 )
-def test_a_file_no_known_writer_wrote_is_named(name: str, doc: dict[str, Any], why: str) -> None:
+def test_a_file_that_records_no_command_is_named(name: str, doc: dict[str, Any], why: str) -> None:
     with pytest.raises(InputError, match=re.escape(why)) as raised:
         command_for(RESULTS / name, doc, root=ROOT)
-    assert f"results/{name}" in str(raised.value) and "command" in raised.value.fix
+    assert f"results/{name}" in str(raised.value)
 
 
-def test_model_names_map_back_to_the_cli_names_that_make_them() -> None:
-    from clear_rag.providers.hub import KNOWN_MODELS
-    from clear_rag.providers.select import make_chat, make_embedder, make_reranker
-
-    fakes = (
-        ("embedder", make_embedder("hash")),
-        ("chat", make_chat("echo")),
-        ("reranker", make_reranker("lexical")),
-    )
-    assert [cli_name(kind, f"{p.name}@{p.version}", "x") for kind, p in fakes] == ["hash", "echo", "lexical"]
-    assert all(cli_name("reranker", f"{name}@v", "x") == name for name in KNOWN_MODELS)
-    assert cli_name("chat", "ollama/llama3.2:1b@x", "x") == "ollama:llama3.2:1b"
-    with pytest.raises(InputError, match="no --embedder name"):
-        cli_name("embedder", "hash-embedder-64@sha256-bow-1", "x")  # --embedder hash gives 256 dimensions
-
-
-def test_bench_flags_follow_the_file() -> None:
-    doc = copy.deepcopy(_load(RESULTS / "bench" / "serve.json"))
-    doc["configs"].pop("keyword")
-    assert command_for(RESULTS / "bench" / "serve.json", doc, root=ROOT).endswith("--no-keyword-only")
-    growth = copy.deepcopy(_load(RESULTS / "bench" / "growth.json"))
-    growth["document_size"]["points"] = growth["document_size"]["points"][:2]
-    sizes = ",".join(str(p["amount"]) for p in growth["document_size"]["points"])
-    assert f"--sizes {sizes} " in command_for(RESULTS / "bench" / "growth.json", growth, root=ROOT)
+def test_generations_take_the_command_of_their_suite_without_its_rederivation() -> None:
+    path = RESULTS / "generations" / "scifact-expansion.json"
+    command = command_for(path, _load(path), root=ROOT)
+    assert command == _load(RESULTS / "scifact-expansion.json")["command"]
 
 
 # -- reproduce_table ----------------------------------------------------------------------------
@@ -435,7 +399,7 @@ def test_a_benchmark_is_written_by_the_one_writer_with_where_it_ran_and_the_vers
     assert {"python", "numpy"} <= set(written["versions"])
     own = bench.common.write_result("toy", {"benchmark": "toy", "versions": {"faiss": "1.9"}})
     assert json.loads(own.read_text(encoding="utf-8"))["versions"] == {"faiss": "1.9"}  # its own kept
-    assert "command" not in written  # pytest ran it, not `python -m bench.toy`
+    assert "bench.toy" not in written["command"]  # pytest ran it, and the file says so
     monkeypatch.setattr("sys.argv", [str(tmp_path / "bench" / "toy.py"), "--rounds", "3", "--note", "a b"])
     ran = json.loads(bench.common.write_result("toy", {"benchmark": "toy"}).read_text(encoding="utf-8"))
     assert ran["command"] == "python -m bench.toy --rounds 3 --note 'a b'"

@@ -121,6 +121,7 @@ def suite_result(suite: str, rows: list[dict[str, Any]], **top: Any) -> dict[str
     return {
         "suite": suite,
         "date": DATE,
+        "command": f"clear-rag ablate {suite} --embedder hash --save-results",
         "embedder": "hash",
         "corpus": {"path": "docs", "sha256": "0" * 64},
         # "." as a run writes it when no labels file was read

@@ -121,6 +121,7 @@ def ablate_command(
     from clear_rag.eval import runner
     from clear_rag.eval.suite import load_suite
     from clear_rag.results import reproduce
+    from clear_rag.results.document import with_command
     from clear_rag.results.files import read_result, write_result
 
     try:
@@ -211,11 +212,27 @@ def ablate_command(
                 *(["--support", support] if support is not None and loaded.generate else []),
                 *(["--name", made] if made != row else []),
                 *(["--against", against] if against is not None else []),
+                *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
                 "--save-results",
             ]  # fmt: skip
-            ablation.save_row(target, result, command if new else None, against, order)
+            ablation.save_row(target, result, command, against, order, suite_row=not new)
             typer.echo(f"row {made!r} merged into {target}")
         return
+    if save_results or bless:
+        # the command that writes the whole file, with the options that change what it holds
+        vectors = any("vector" in r.config.retrievers for r in loaded.rows)
+        command = [
+            "clear-rag", "ablate", suite,
+            *(["--golden", str(golden)] if golden is not None else []),
+            *(["--embedder", embedder] if vectors else []),
+            *(["--chat", chat] if any(loaded.needs_chat(r) for r in loaded.rows) else []),
+            *(["--reranker", reranker] if reranker is not None else []),
+            *(["--support", support] if support is not None and loaded.generate else []),
+            *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
+            *(["--save-results"] if save_results else []),
+            *(["--bless"] if bless else []),
+        ]  # fmt: skip
+        result = with_command(result, shlex.join(command))
     for path, wanted in ((target, save_results), (BASELINE_FAKE, bless)):
         if wanted:
             write_result(path, result)
@@ -307,6 +324,7 @@ def beir_command(
                 *(["--embedder", embedder] if model is not None else []),
                 *(["--reranker", reranker] if reranker is not None else []),
                 "--name", row_name, *(["--against", against] if against is not None else []),
+                *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
                 "--save-results",
             ]  # fmt: skip
             ablation.save_row(target, result, command, against)

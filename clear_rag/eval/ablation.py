@@ -206,23 +206,27 @@ def check_against(target: Path, against: str | None, save_results: bool) -> None
 def save_row(
     target: Path,
     result: dict[str, Any],
-    command: list[str] | None,
+    command: list[str],
     against: str | None,
     order: Sequence[str] = (),
+    *,
+    suite_row: bool = False,
 ) -> None:
     """Merge the one row of ``result`` into ``target``: compared with ``against`` if given, and with
-    ``command``, the command that made it, recorded for the reproduce page (a row the suite file
-    does not define has no other); the rows of the suite file stand in its ``order``, first."""
+    ``command``, the command that made it, recorded for the reproduce page, unless the row is one the
+    suite file defines (``suite_row``) and ``target`` records the suite's command, which makes it too;
+    the rows of the suite file stand in its ``order``, first."""
     from clear_rag.results.document import merge
     from clear_rag.results.files import read_result, write_result
 
     (made,) = result["rows"]
-    if command is not None:
-        result["row_commands"] = {made["name"]: shlex.join(command)}
+    # read again: another run may have merged a row while this one ran
+    existing = read_result(target) if target.exists() else None
+    if not (suite_row and existing is not None and existing.get("command")):
+        result = {**result, "row_commands": {made["name"]: shlex.join(command)}}
     if against is not None:
         made["against"] = against
-    # read again: another run may have merged a row while this one ran
-    write_result(target, merge(read_result(target), result, order) if target.exists() else result)
+    write_result(target, merge(existing, result, order) if existing is not None else result)
 
 
 def default_name(settings: PipelineConfig) -> str:

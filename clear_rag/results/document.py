@@ -72,8 +72,9 @@ def with_subset(question: Mapping[str, Any], subset: str) -> dict[str, Any]:
     return out
 
 
-def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
-    """Attach paired comparisons against the baseline row and the previous row to every row.
+def compared(rows: list[dict[str, Any]], baseline: str | None) -> list[dict[str, Any]]:
+    """``rows`` again, each with its paired comparisons against the baseline row and the previous row
+    (new dicts: the rows given are left as they were).
 
     A row that names the row it is read against (``against``, set by ``clear-rag beir --against``
     for a row merged in later) is compared with that one in place of the row before it.
@@ -81,15 +82,16 @@ def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
     metric exists only for questions with span labels).
     """
     by_name = {r["name"]: r for r in rows}
+    out = []
     for n, row in enumerate(rows):
         against = {"baseline": by_name[baseline]} if baseline in by_name and row["name"] != baseline else {}
         if row.get("against") in by_name:
             against["previous"] = by_name[row["against"]]
         elif n > 0:
             against["previous"] = rows[n - 1]
-        row["comparisons"] = {role: _compare(other, row) for role, other in against.items()}
+        made = {**row, "comparisons": {role: _compare(other, row) for role, other in against.items()}}
         if any("subset" in q for q in row["questions"]):
-            row["by_subset"] = {
+            made["by_subset"] = {
                 subset: {
                     "questions": len(mine),
                     "metrics": aggregate(mine, list(row["metrics"])),
@@ -98,6 +100,8 @@ def comparisons(rows: list[dict[str, Any]], baseline: str | None) -> None:
                 for subset in SUBSETS
                 for mine in [[q for q in row["questions"] if q.get("subset") == subset]]
             }
+        out.append(made)
+    return out
 
 
 def _compare(other: Mapping[str, Any], row: Mapping[str, Any], subset: str | None = None) -> dict[str, Any]:
@@ -116,6 +120,17 @@ def _compare(other: Mapping[str, Any], row: Mapping[str, Any], subset: str | Non
     return out
 
 
+def with_command(document: dict[str, Any], command: str) -> dict[str, Any]:
+    """``document`` with the command that wrote it recorded after its date (a new dict)."""
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        if key != "command":
+            out[key] = value
+        if key == "date":
+            out["command"] = command
+    return out if "command" in out else {**out, "command": command}
+
+
 def result_document(
     suite: Suite, rows: list[dict[str, Any]], labels: Labels, corpus_sha256: str, embedder: Embedder | None
 ) -> dict[str, Any]:
@@ -128,7 +143,7 @@ def result_document(
     for row in measured[1:]:
         names += [n for n in row["metrics"] if n not in names]
     baseline = suite.baseline if any(r["name"] == suite.baseline for r in measured) else None
-    comparisons(measured, baseline)
+    measured = compared(measured, baseline)
     counts = {n: sum(n in q["metrics"] for q in measured[0]["questions"]) for n in names} if measured else {}
     training = {"training": labels.training.to_dict()} if labels.training is not None else {}
     return {
@@ -178,7 +193,7 @@ def merge(existing: Mapping[str, Any], new: Mapping[str, Any], order: Sequence[s
         n for n in new["metric_names"] if n not in existing["metric_names"]
     ]
     baseline = existing.get("baseline") if existing.get("baseline") in names else names[0]
-    comparisons(rows, baseline)
+    rows = compared(rows, baseline)
     # a merged row's own command (``clear-rag beir --save-results``), kept while the row is
     row_commands = {**existing.get("row_commands", {}), **new.get("row_commands", {})}
     training = existing.get("training") or new.get("training")
@@ -223,7 +238,7 @@ def rederive(
     baseline = (
         document.get("baseline") if document.get("baseline") in names else (names[0] if names else None)
     )
-    comparisons(rows, baseline)
+    rows = compared(rows, baseline)
     out: dict[str, Any] = {}
     for key, value in document.items():
         if key == "training" and training is not None:

@@ -1,15 +1,18 @@
 """The typed shapes of result files, checked whenever one is read or written (``check_document``, which
 ``clear_rag.results.files`` calls): a suite's (``results/<suite>.json``, ``clear_rag.results.document``
 writes it), the technique check's agreement (``results/check/``), a training run's manifest
-(``results/training/`` and each model folder's ``training.json``) and the support check's
-calibration (``results/calibration/``).
+(``results/training/`` and each model folder's ``training.json``), the support check's calibration
+(``results/calibration/``), a benchmark's (``results/bench/``: where and how it ran, then figures each
+benchmark names) and the parse scores (``results/parse.json``). A suite's chat generations are a cache
+with a reader of its own (``clear_rag.generate.cache``), not a result.
 
 Every key is declared and no other is allowed, so a hand edit, a typo or a file of another shape is
 refused with the place it went wrong (``rows[3].questions[12].metrics``), rather than read as a
 missing figure somewhere downstream. The models check; the code around them still passes the plain
-dicts, which the models describe one for one. ``command`` and ``versions`` are what new files record:
-the command that wrote them and the versions of the libraries that computed their numbers; files
-written before they were recorded hold neither.
+dicts, which the models describe one for one. Every file records ``command``, the command that wrote
+it (a suite's rows merged by commands of their own record those), which ``clear_rag.report.commands``
+names on the reproduce page; new files record ``versions`` too, the versions of the libraries that
+computed their numbers (files written before that hold none).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from clear_rag.errors import InputError
 from clear_rag.eval import significance
@@ -137,8 +140,18 @@ class SuiteResult(_Shape):
     rows: list[Row]
     row_commands: dict[str, str] | None = None
     rederived_by: str | None = None
-    command: str | None = None
+    command: str | None = None  # None only where every row was merged by a command of its own
     versions: dict[str, str] | None = Field(default=None)
+
+    @model_validator(mode="after")
+    def _every_row_has_its_command(self) -> SuiteResult:
+        """Each row was made by the suite's ``command`` or by its own (``row_commands``), so the page
+        that names the command behind each file never has to guess one."""
+        own = self.row_commands or {}
+        if self.command is None and any(row.name not in own for row in self.rows):
+            orphans = ", ".join(row.name for row in self.rows if row.name not in own)
+            raise ValueError(f"records no command, and no row command made the rows {orphans}")
+        return self
 
 
 class _Open(_Shape):
@@ -232,13 +245,100 @@ class Calibration(_Shape):
     versions: dict[str, str] | None = None
 
 
+class Machine(_Shape):
+    python: str
+    machine: str
+    cpus: int | None
+
+
+class BenchResult(_Open):
+    """A benchmark's file (``results/bench/<name>.json``, ``bench/common.write_result``): where, when, by
+    what command and with which library versions it ran, then its own figures, whose keys each
+    benchmark names (its renderer in ``clear_rag.report.bench`` reads them)."""
+
+    benchmark: str
+    date: str
+    commit: str | None
+    python: str
+    machine: str
+    cpus: int | None
+    command: str
+    versions: dict[str, str] | None = None  # the first files recorded none
+
+
+class Counts(_Shape):
+    tokens_parsed: int
+    tokens_truth: int
+    tokens_matched: int
+    tokens_in_order: int
+    cells_truth: int
+    cells_in_tables: int
+    cells_anywhere: int
+    furniture_on_pages: int
+    furniture_leaked: int
+
+
+class ParseScores(_Shape):
+    """One document's parse metrics, or a backend's over all of them (``DocumentScore.to_dict``)."""
+
+    words_precision: float
+    words_recall: float
+    words_f1: float
+    order: float
+    cells_in_tables: float
+    cells_anywhere: float
+    furniture_leakage: float
+    pages: int
+    seconds: float
+    pages_per_second: float
+    counts: Counts
+    error: str | None = None  # the parser refused the file: scored as an empty parse
+
+
+class _Empty(_Shape):
+    """``{}``: a part with nothing in it (every key is refused)."""
+
+
+class ParseBackend(_Shape):
+    """One backend's run: its version, overall and per-document scores; or why it was not run."""
+
+    version: str | None = None
+    overall: ParseScores | _Empty | None = None  # {} where no document was scored
+    documents: dict[str, ParseScores] | None = None
+    not_run: str | None = None
+
+
+class ParseVersions(_Shape):
+    clear_rag: str | None = Field(alias="clear-rag")
+    pdfplumber: str | None
+    pdfminer_six: str | None = Field(alias="pdfminer.six")
+    pypdfium2: str | None
+    parsers: dict[str, str]
+
+
+class ParseResult(_Shape):
+    """``results/parse.json`` (``clear-rag parse-eval --save-results``)."""
+
+    suite: Literal["parse"]
+    date: str
+    command: str
+    versions: ParseVersions
+    machine: Machine
+    backends: dict[str, ParseBackend]
+
+
 def shape_of(document: object) -> type[_Shape] | None:
-    """The shape ``document`` claims (by its ``kind``, or a suite's ``suite`` and ``rows``); None for a
-    file no shape is declared for yet (the benchmarks', the parse scores)."""
+    """The shape ``document`` claims (by its ``kind``, a suite's ``suite`` and ``rows``, a benchmark's
+    ``benchmark``, the parse scores' ``suite: parse``); None for a file of no result shape (a suite's
+    chat generations, which ``clear_rag.generate.cache`` reads and writes)."""
     if not isinstance(document, dict):
         return None
     if is_suite_result(document):
         return SuiteResult
+    if "benchmark" in document:
+        return BenchResult
+    if document.get("suite") == "parse":
+        return ParseResult
     kind = document.get("kind")
     if kind == "check-agreement":
         return AgreementResult
@@ -287,4 +387,6 @@ _NAMED: dict[type[_Shape], str] = {
     AgreementResult: "the technique check's agreement file",
     TrainingRun: "a training run's manifest",
     Calibration: "a support calibration",
+    BenchResult: "a benchmark's file",
+    ParseResult: "the parse scores",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -10,16 +11,18 @@ import pytest
 from dagster import DagsterInstance
 from typer.testing import CliRunner
 
-from assets.run import CURSOR, update
+from assets.run import CURSOR, arguments, update
 from clear_rag.cli import app
 from tests.assets.conftest import DAGSTER_WARNINGS, CountingEmbedder, toy_definitions
 from tests.toy import suite_yaml
 
 
 def _stable(result: dict[str, Any]) -> dict[str, Any]:
-    """The document without what differs between any two runs: dates, timings, trace ids."""
+    """The document without what differs between any two runs: dates, timings, trace ids, and the
+    command, which each records as the one that wrote it."""
     copy: dict[str, Any] = json.loads(json.dumps(result))
     copy.pop("date")
+    copy.pop("command")
     for row in copy["rows"]:
         row.pop("date")
         row.pop("seconds_per_question")
@@ -67,6 +70,14 @@ def test_the_cli_and_the_assets_write_the_same_result(project: Path, counting: C
     assert [r["name"] for r in ours["rows"]] == [r["name"] for r in theirs["rows"]]
     assert _stable(ours) == _stable(theirs)
     assert ours["embedder"] == theirs["embedder"] == "hash-embedder-256@sha256-bow-1"
+    # each names the command that wrote it, and each command runs as written
+    assert shlex.split(theirs["command"]) == [
+        "clear-rag", "ablate", "toy", "--embedder", "hash", "--results-dir", "cli-results", "--save-results"
+    ]  # fmt: skip
+    graph = shlex.split(ours["command"])
+    assert graph[:3] == ["python", "-m", "assets.run"] and "--suite" in graph
+    parsed = arguments().parse_args(graph[3:])
+    assert (parsed.suite, parsed.embedder, parsed.results_dir) == (["toy"], "hash", "dagster-results")
 
 
 @pytest.mark.filterwarnings(*DAGSTER_WARNINGS)

@@ -91,7 +91,7 @@ def test_agreement_counts_verdicts_and_orders_rows() -> None:
 
 
 def test_the_summary_splits_each_row_by_what_training_saw() -> None:
-    from clear_rag.results.document import aggregate, comparisons
+    from clear_rag.results.document import aggregate, compared
 
     def row(name: str, values: list[float]) -> dict[str, object]:
         questions = [
@@ -102,7 +102,7 @@ def test_the_summary_splits_each_row_by_what_training_saw() -> None:
 
     base = [0.2, 0.5, 0.4, 0.5, 0.1, 0.9, 0.3, 0.2]
     rows = [row("base", base), row("other", [v + (0.3 if i % 2 else -0.1) for i, v in enumerate(base)])]
-    comparisons(rows, "base")
+    rows = compared(rows, "base")
     found = check.summary({"rows": rows}, "ndcg@10")
     assert "by_subset" not in found[0] or "verdict" not in found[0]["by_subset"]["seen"]
     split = found[1]["by_subset"]

@@ -257,6 +257,15 @@ def test_one_row_runs_alone_and_merges_into_the_suite_file(project: Path) -> Non
     assert [r["name"] for r in after["rows"]] == [r["name"] for r in before["rows"]]
     assert {r["name"]: r["metrics"] for r in after["rows"]} == {n: r["metrics"] for n, r in by_name.items()}
     assert "row_commands" not in after  # a suite row is made again by the suite's own command
+    assert after["command"] == before["command"] == "clear-rag ablate toy.yaml --embedder hash --save-results"
+    # into a file that does not exist yet, the row records its own command: no other makes it
+    first = runner.invoke(app, [*alone, "--results-dir", "first"])
+    assert first.exit_code == 0, first.output
+    alone_file = json.loads((project / "first" / "toy.json").read_text())
+    assert "command" not in alone_file
+    assert alone_file["row_commands"] == {
+        "bm25": "clear-rag ablate toy.yaml --row bm25 --results-dir first --save-results"
+    }
 
     args = ["ablate", "toy.yaml", "--row", "hybrid minmax", "--set", "stem=true", "--embedder", "hash"]
     made = runner.invoke(app, [*args, "--name", "hybrid minmax, stemmed", "--against", "hybrid minmax",

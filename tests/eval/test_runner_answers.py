@@ -139,10 +139,14 @@ def test_the_outcome_table_and_plot_count_every_graded_answer_once(project: Path
     from clear_rag.report.blocks import render_page
     from clear_rag.report.sources import Results
     from clear_rag.report.tables import query_rows
+    from clear_rag.results.document import with_command
+    from clear_rag.results.files import write_result
 
     result = _run(project, CountingChat())
     results = project / "results"
-    (results / "toy-answers.json").write_text(json.dumps(result), encoding="utf-8")
+    write_result(
+        results / "toy-answers.json", with_command(result, "clear-rag ablate answers.yaml --save-results")
+    )
     columns, rows = query_rows("answers", results, "toy-answers")
     assert columns == ["row", "questions", *OUTCOMES]
     assert [r[0] for r in rows] == ["small chunks", "bigger chunks"]

@@ -135,3 +135,20 @@ def test_a_merged_row_without_subsets_takes_them_from_the_file() -> None:
         baseline = another["by_subset"][subset]["comparisons"]["baseline"]
         assert baseline == better[subset]["comparisons"]["baseline"]
     assert merged["training"] == existing["training"]
+
+
+def test_the_result_layer_makes_new_rows_and_leaves_its_callers_rows_as_they_were() -> None:
+    """``result_document``, ``merge`` and ``rederive`` return new rows: the rows handed to them (an
+    asset's inputs, which Dagster may hand to another asset too) are not edited."""
+    rows = (Row("base", toy_config()), Row("better", toy_config()))
+    suite = Suite("toy", Path("s.yaml"), rows, "base", beir=Path("toy"), training_split="train")
+    questions = tuple(Question(q, q, "all", "", ()) for q in SUBSETS)
+    labels = Labels("toy", ("toy/qrels/test.tsv",), "1" * 64, questions, {}, TRAINING)
+    given = [_row("base", BASE), _row("better", BETTER)]
+    before = copy.deepcopy(given)
+    document = result_document(suite, given, labels, "2" * 64, None)
+    assert given == before and "comparisons" in document["rows"][1]
+    held = copy.deepcopy(document)
+    rederive(document, TRAINING, "again")
+    merge(document, {**document, "rows": document["rows"][1:]})
+    assert document == held

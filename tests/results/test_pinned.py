@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from clear_rag.errors import InputError
 from clear_rag.eval.significance import compare
-from clear_rag.results.document import comparisons
+from clear_rag.results.document import compared
 from clear_rag.results.pinned import against_pinned, config_diff, moves
 
 TECH = Path(__file__).resolve().parents[2] / "results" / "tech.json"
@@ -41,7 +41,7 @@ def _row(name: str, config: dict[str, Any], questions: list[dict[str, Any]]) -> 
 
 
 def _document(rows: list[dict[str, Any]], skipped: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    comparisons(rows, rows[0]["name"])
+    rows = compared(rows, rows[0]["name"])
     return {"suite": "mini", "baseline": rows[0]["name"], "metric_names": METRICS, "rows": rows,
             "skipped": skipped or []}  # fmt: skip
 

@@ -81,20 +81,35 @@ def test_a_writer_that_drifts_fails_and_leaves_the_file_as_it_was(tmp_path: Path
     assert path.read_bytes() == before
 
 
-KINDS = sorted(
-    p for folder in ("check", "training", "calibration") for p in (RESULTS / folder).glob("*.json")
-)
+KINDS = [
+    *sorted(
+        p for kind in ("check", "training", "calibration", "bench") for p in (RESULTS / kind).glob("*.json")
+    ),
+    RESULTS / "parse.json",
+]
 
 
 def test_every_kind_with_a_shape_is_there() -> None:
-    from clear_rag.results.schema import AgreementResult, Calibration, TrainingRun, shape_of
+    from clear_rag.results.schema import (
+        AgreementResult,
+        BenchResult,
+        Calibration,
+        ParseResult,
+        TrainingRun,
+        shape_of,
+    )
 
     found = {shape_of(json.loads(p.read_text(encoding="utf-8"))) for p in KINDS}
-    assert found == {AgreementResult, TrainingRun, Calibration}
+    assert found == {AgreementResult, TrainingRun, Calibration, BenchResult, ParseResult}
+    every = sorted(RESULTS.rglob("*.json"))
+    unshaped = [
+        p.relative_to(RESULTS).as_posix() for p in every if shape_of(json.loads(p.read_text("utf-8"))) is None
+    ]
+    assert unshaped and all(name.startswith("generations/") for name in unshaped)  # a cache, not a result
 
 
 @pytest.mark.parametrize("path", KINDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_committed_check_training_and_calibration_file_has_its_shape(path: Path) -> None:
+def test_every_committed_check_training_calibration_bench_and_parse_file_has_its_shape(path: Path) -> None:
     from clear_rag.results.files import read_document
 
     assert read_document(path)
@@ -119,3 +134,46 @@ def test_a_training_manifest_missing_a_field_is_not_written(tmp_path: Path) -> N
     with pytest.raises(InputError, match=r"training run's manifest: cache_key: Field required"):
         write_manifest(tmp_path, manifest)
     assert not (tmp_path / MANIFEST).exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "drift", "said"),
+    [
+        ("bench/serve.json", lambda d: d.pop("command"), r"benchmark's file: command: Field required"),
+        ("bench/serve.json", lambda d: d.update(cpus="two"), r"benchmark's file: cpus: Input should be"),
+        (
+            "parse.json",
+            lambda d: d["backends"]["layout"]["overall"].update(words_f1="0.99"),
+            r"parse scores: backends\.layout\.overall",
+        ),
+        (
+            "parse.json",
+            lambda d: d["backends"]["flat"]["documents"]["one-column/aapl.pdf"].update(typo=1),
+            r"parse scores: backends\.flat\.documents\.one-column/aapl\.pdf\.typo: Extra inputs",
+        ),
+    ],
+)
+def test_a_bench_or_parse_file_that_drifts_is_refused_where_it_drifts(
+    tmp_path: Path, path: str, drift: Any, said: str
+) -> None:
+    from clear_rag.results.files import read_document
+
+    document = json.loads((RESULTS / path).read_text(encoding="utf-8"))
+    drift(document)
+    target = tmp_path / Path(path).name
+    target.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match=said):
+        read_document(target)
+    with pytest.raises(InputError, match=said):
+        write_result(tmp_path / "again.json", document)
+    assert not (tmp_path / "again.json").exists()
+
+
+def test_a_suite_file_names_the_rows_no_command_made() -> None:
+    from clear_rag.results.schema import check_document
+
+    document = json.loads((RESULTS / "scifact.json").read_text(encoding="utf-8"))
+    check_document(document, "scifact.json")
+    del document["command"]  # the rows the suite's own command made now have none
+    with pytest.raises(InputError, match="records no command, and no row command made the rows dense only"):
+        check_document(document, "scifact.json")

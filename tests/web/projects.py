@@ -11,7 +11,7 @@ import pytest
 from clear_rag.eval.runner import run_suite
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.fake import HashEmbedder
-from clear_rag.results.document import comparisons
+from clear_rag.results.document import compared, with_command
 from clear_rag.results.files import write_result
 from tests.toy import CORPUS, GOLDEN, suite_result
 
@@ -36,7 +36,7 @@ def mini_result() -> dict[str, Any]:
          "questions": [question("q1", 1 / 2, 2, "found"), question("q2", 1.0, 1, "found"),
                        question("q3", 0.0, None, "never retrieved")]},
     ]  # fmt: skip
-    comparisons(rows, "hybrid")
+    rows = compared(rows, "hybrid")
     return suite_result("mini", rows, baseline="hybrid")
 
 
@@ -55,7 +55,7 @@ def odd_result() -> dict[str, Any]:
     rows.append({**rows[1], "name": "__proto__", "config": {"top_k": 5, "chunking": {"size": 192}}})
     for row in rows:
         row.pop("comparisons")
-    comparisons(rows, ODD_ROWS["hybrid"])
+    rows = compared(rows, ODD_ROWS["hybrid"])
     skipped = [{"name": "dense (50%)", "reason": "the embedder is not installed"}]
     return {**document, "suite": "odd", "baseline": ODD_ROWS["hybrid"], "rows": rows, "skipped": skipped}
 
@@ -71,6 +71,8 @@ def results_project(root: Path, suite: str) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
         result = run_suite(load_suite("toy.yaml"), embedder=HashEmbedder(dim=64), root=root / "stores")
-    write_result(root / "results" / "toy.json", result)
+    write_result(
+        root / "results" / "toy.json", with_command(result, "clear-rag ablate toy.yaml --save-results")
+    )
     write_result(root / "results" / "mini.json", mini_result())
     return root
