@@ -17,7 +17,7 @@ from typing import Any
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey
 
 from clear_rag.eval.golden import LabelError
-from clear_rag.eval.runner import suite_labels
+from clear_rag.eval.stores import suite_labels
 from clear_rag.eval.suite import Suite
 from clear_rag.store.sqlite import Store
 

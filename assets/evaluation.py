@@ -30,7 +30,9 @@ from assets import checks
 from assets.layout import AUTOMATION, Layout, digest, partition_key, with_vectors
 from assets.resources import ChatResource, EmbedderResource, PathsResource
 from clear_rag.errors import ConfigError
-from clear_rag.eval.runner import cached_chat, corpus_sha256, metric_names, run_row, store_dir, suite_labels
+from clear_rag.eval.generations import cached_chat
+from clear_rag.eval.runner import metric_names, run_row
+from clear_rag.eval.stores import corpus_sha256, store_dir, suite_labels
 from clear_rag.report.tables import suite_table
 from clear_rag.results.document import result_document, with_command
 from clear_rag.results.files import write_result

@@ -16,7 +16,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from clear_rag import environ
-from clear_rag.eval.runner import stores_root
+from clear_rag.eval.stores import stores_root
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.providers.select import (
     DEFAULT_CHAT,

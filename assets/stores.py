@@ -31,7 +31,7 @@ from dagster import (
 from assets import checks
 from assets.layout import AUTOMATION, Layout, digest, partition_key
 from assets.resources import EmbedderResource, PathsResource
-from clear_rag.eval.runner import fill_store, store_dir
+from clear_rag.eval.stores import fill_store, store_dir
 from clear_rag.index.sync import keyword_index, vector_index
 from clear_rag.ingest import ParsedFile
 from clear_rag.providers.base import describe

@@ -162,7 +162,7 @@ def adaptation_assets(
     """``<suite>/adapted_reranker`` and ``<suite>/adaptation``, and the embedder's pair
     (``adapted_embedder``, ``embedder_adaptation``), for each store the suites' baselines read (suites
     over one corpus and chunking, tech and tech-expansion, share them)."""
-    from clear_rag.eval.runner import store_dir
+    from clear_rag.eval.stores import store_dir
 
     made: list[AssetsDefinition] = []
     seen: set[Path] = set()
@@ -185,7 +185,7 @@ def adapted_model(
     kind = adaptation.kind
 
     def folders(paths: PathsResource) -> tuple[Path, Path]:
-        from clear_rag.eval.runner import store_dir
+        from clear_rag.eval.stores import store_dir
 
         suite = layout.current()
         where = store_dir(suite, layout.chunkings[chunking], Path(paths.store_root))

@@ -118,7 +118,7 @@ def ablate_command(
 
     The suite's stores live under the store directory (--store, $CLEAR_RAG_STORE), in ablate/.
     """
-    from clear_rag.eval import runner
+    from clear_rag.eval import stores
     from clear_rag.eval.suite import load_suite
     from clear_rag.results import reproduce
     from clear_rag.results.document import with_command
@@ -159,7 +159,7 @@ def ablate_command(
             loaded = loaded.one_row(row, ablation.parse_overrides(overrides or []), name)
             ablation.check_against(target, against, save_results)
         if replay:
-            _replay(loaded, target, runner.stores_root(store))
+            _replay(loaded, target, stores.stores_root(store))
             return
         if rederive:
             runs = [
@@ -280,7 +280,7 @@ def beir_command(
     The same runner as `clear-rag ablate`, with a one-row suite made from the folder. Chunking
     defaults to one chunk per document ("whole"), since BEIR judges whole documents.
     """
-    from clear_rag.eval import beir, runner
+    from clear_rag.eval import beir, runner, stores
     from clear_rag.eval.suite import Row, Suite
     from clear_rag.eval.suite import merge as merge_settings
     from clear_rag.providers.select import make_embedder
@@ -314,7 +314,7 @@ def beir_command(
         target = results_dir / f"{suite.name}.json"
         ablation.check_against(target, against, save_results)
         model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
-        result = runner.run_suite(suite, embedder=model, root=runner.stores_root(store), show_progress=True)
+        result = runner.run_suite(suite, embedder=model, root=stores.stores_root(store), show_progress=True)
         if save_results:
             # the command that made the row, so that the reproduce page can name it beside the suite's
             command = [

@@ -85,7 +85,7 @@ def check_command(
 ) -> None:
     """Which techniques help on this store, from probe questions cut from its own text (no labels)."""
     from clear_rag.eval.check import CheckSettings, check_store, suite_agreement
-    from clear_rag.eval.runner import stores_root
+    from clear_rag.eval.stores import stores_root
     from clear_rag.providers.select import make_embedder
     from clear_rag.store.sqlite import Store
     from clear_rag.train.corpus import open_corpus

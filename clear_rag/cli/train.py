@@ -53,7 +53,7 @@ def _train(
 ) -> None:
     """Bring one model's folder up to date with ``build`` (``clear_rag.train.build``), then report; the
     manifest's copy in ``results_dir/training/`` is named ``copy_name`` (default: the model's name)."""
-    from clear_rag.eval.runner import stores_root
+    from clear_rag.eval.stores import stores_root
     from clear_rag.train.manifest import publish
 
     try:

@@ -30,7 +30,7 @@ def run_with_models(
     timeout: float | None,
 ) -> tuple[dict[str, Any], str]:
     """Run the suite with its models; the result document and what the generation cache did."""
-    from clear_rag.eval import runner
+    from clear_rag.eval import generations, runner, stores
     from clear_rag.providers.select import make_chat, make_embedder
 
     uses_vectors = any("vector" in row.config.retrievers for row in suite.rows)
@@ -38,7 +38,7 @@ def run_with_models(
     chat_model = None
     if any(suite.needs_chat(row) for row in suite.rows):
         model_chat = make_chat(chat, timeout=timeout)
-        chat_model = runner.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
+        chat_model = generations.cached_chat(model_chat, suite, results_dir, regenerate=regenerate)
     opened: dict[str, Any] = {}
 
     def own(name: str) -> Any:
@@ -46,7 +46,9 @@ def run_with_models(
         if name not in opened:
             built = make_chat(name, timeout=timeout)
             cache = chat_model.cache if chat_model is not None else None
-            opened[name] = runner.cached_chat(built, suite, results_dir, regenerate=regenerate, cache=cache)
+            opened[name] = generations.cached_chat(
+                built, suite, results_dir, regenerate=regenerate, cache=cache
+            )
         return opened[name]
 
     try:
@@ -54,7 +56,7 @@ def run_with_models(
             suite,
             embedder=model,
             chat=chat_model,
-            root=runner.stores_root(store),
+            root=stores.stores_root(store),
             show_progress=True,
             chats=own,
         )
@@ -110,10 +112,10 @@ def replay_differences(suite: Suite, target: Path, root: Path) -> tuple[list[tup
     """The (row, question) pairs of ``target`` whose results differ when replayed from the stored traces
     under ``root``, and how many question results there are; an ``InputError`` where the stores are
     not on this machine."""
-    from clear_rag.eval import runner
+    from clear_rag.eval import runner, stores
 
     result = existing(suite, target, "replay")
-    missing = runner.missing_stores(result, suite, root)
+    missing = stores.missing_stores(result, suite, root)
     if missing:
         raise InputError(
             f"was measured in stores this machine does not have ({', '.join(missing)}): nothing has been "

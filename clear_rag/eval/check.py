@@ -184,11 +184,11 @@ def run_rows(
     suite: Suite, store: Store, labels: Labels, names: Sequence[str], embedder: Embedder | None
 ) -> dict[str, Any]:
     """Every row of ``suite`` over ``labels`` on ``store``, as a result document (comparisons attached)."""
-    from clear_rag.eval import runner
+    from clear_rag.eval import runner, stores
     from clear_rag.results.document import result_document
 
     rows = [runner.run_row(row, store, labels, names, embedder=embedder) for row in suite.rows]
-    return result_document(suite, rows, labels, runner.corpus_sha256(suite, store), embedder)
+    return result_document(suite, rows, labels, stores.corpus_sha256(suite, store), embedder)
 
 
 def _against(part: Mapping[str, Any], metric: str) -> dict[str, Any]:
@@ -272,7 +272,7 @@ def suite_agreement(
     baseline's chunking), and how far the two agree (``agreement``)."""
     import dataclasses
 
-    from clear_rag.eval import runner
+    from clear_rag.eval import runner, stores
     from clear_rag.eval.suite import load_suite
     from clear_rag.session import sync_indexes
 
@@ -280,11 +280,11 @@ def suite_agreement(
     if suite.generate:  # the answers suite: its retrieval, without answering
         suite = dataclasses.replace(suite, generate=False, metrics=())
     base = next(r for r in suite.rows if r.name == suite.baseline).config
-    store, _ = runner.prepare(suite, base.chunking, root, embedder)
+    store, _ = stores.prepare(suite, base.chunking, root, embedder)
     try:
         techniques = technique_suite(store, base, reranker)
         sync_indexes(store, [row.config for row in techniques.rows], embedder)
-        labels = runner.suite_labels(suite, store)
+        labels = stores.suite_labels(suite, store)
         names = runner.metric_names(suite, labels)
         metric = HEADLINE if HEADLINE in names else names[0]
         real = summary(run_rows(techniques, store, labels, [metric], embedder), metric)

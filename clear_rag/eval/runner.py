@@ -12,8 +12,6 @@ Rows are compared with the baseline row and the row before them (``results.docum
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,58 +19,28 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clear_rag.chunk.factory import chunker_for
-from clear_rag.config import ChunkingConfig, PipelineConfig
+from clear_rag.config import ChunkingConfig
 from clear_rag.errors import ConfigError, ModelMissing
-from clear_rag.eval import beir
 from clear_rag.eval import metrics as m
 from clear_rag.eval.answers import ANSWER_METRICS, grade_trace
 from clear_rag.eval.golden import Question
-from clear_rag.eval.labels import Labels, labels_in
+from clear_rag.eval.labels import Labels
 from clear_rag.eval.loss import where_lost
+from clear_rag.eval.stores import Progress, chunks_by_doc, corpus_sha256, prepare, store_dir, suite_labels
 from clear_rag.eval.suite import Row, Suite
-from clear_rag.generate.cache import CachedChat, GenerationCache
 from clear_rag.generate.planner import Planner
-from clear_rag.hashing import file_sha256
-from clear_rag.index.sync import SyncReport
-from clear_rag.ingest import IngestReport, ParsedFile, ingest, ingest_documents
 from clear_rag.progress import Progress as ProgressReport
 from clear_rag.providers.base import ChatModel, Embedder
 from clear_rag.providers.select import support_checker
 from clear_rag.results.document import aggregate, result_document, with_subset
 from clear_rag.retrieve.pipeline import final_ranking
 from clear_rag.retrieve.stages import ChunkRef
-from clear_rag.session import open_pipeline, sync_indexes
-from clear_rag.store.sqlite import DB_NAME, Store
+from clear_rag.session import open_pipeline
+from clear_rag.store.sqlite import Store
 from clear_rag.types import Candidate, Trace
 
-COMMITTED = Path("results")  # the result files the README renders, and their generations
-STORES = "ablate"  # the suites' stores live under the store directory (.clear-rag/ablate by default)
-
-Progress = Callable[[int, int], None]
 # each support model loaded once for every row (of every suite) this process runs
 checker = functools.cache(support_checker)
-
-
-def stores_root(store: Path) -> Path:
-    """Where a suite's stores go for the store directory ``store`` (``--store``, ``$CLEAR_RAG_STORE``)."""
-    return store / STORES
-
-
-def store_dir(suite: Suite, chunking: ChunkingConfig, root: Path) -> Path:
-    """The store for one chunking of the suite's corpus.
-
-    Named by the corpus, not the suite, so that suites over the same corpus and chunking (tech and
-    tech-expansion, say) share one store and its embeddings are computed once.
-    """
-    key = PipelineConfig(chunking=chunking).to_dict()["chunking"]
-    for added in ("parsers", "contextual"):  # at their defaults: the names stores had before them
-        if not key[added]:
-            del key[added]
-    digest = hashlib.sha256(repr(sorted(key.items())).encode()).hexdigest()[:10]
-    source = suite.beir or suite.corpus or Path(suite.name)
-    corpus = re.sub(r"[^A-Za-z0-9]+", "-", source.name).strip("-") or suite.name
-    return root / f"{corpus}-{chunking.chunker}-{digest}"
 
 
 def metric_names(suite: Suite, labels: Labels) -> list[str]:
@@ -86,78 +54,6 @@ def metric_names(suite: Suite, labels: Labels) -> list[str]:
         *(m.SPAN_METRICS if labels.spans else ()),
         *(m.DOC_METRICS[:1] if labels.qrels else ()),
     ]
-
-
-def fill_store(
-    suite: Suite, chunking: ChunkingConfig, root: Path, parsed: Mapping[str, ParsedFile] | None = None
-) -> tuple[Store, IngestReport]:
-    """The store for one chunking of the suite's corpus, brought up to date with the corpus.
-
-    A corpus suite's files are ingested (unchanged files skipped by hash, vanished ones pruned); a
-    BEIR suite's ``corpus.jsonl`` lines are, each document skipped by its content hash. ``parsed``
-    holds corpus files parsed already (the asset graph parses each file once for every chunking).
-    """
-    chunker = chunker_for(chunking)
-    if suite.beir is not None:
-        store = Store(store_dir(suite, chunking, root), root=suite.beir)
-        dataset = beir.load(suite.beir, split=suite.split)
-        report = ingest_documents(store, beir.documents(dataset), chunker, parser=beir.PARSER)
-    else:
-        store = Store(store_dir(suite, chunking, root), root=Path.cwd())
-        report = ingest(
-            store,
-            [suite.corpus or Path()],
-            chunker,
-            backends=dict(chunking.parsers),
-            prune=True,
-            parsed=parsed,
-        )
-    failed = [o.message for o in report.outcomes if o.action == "failed"]
-    if failed:
-        store.close()
-        raise ConfigError(
-            "has corpus files that failed to ingest",
-            path=str(suite.path),
-            value=failed,
-            fix="Fix or remove them",
-        )
-    return store, report
-
-
-def prepare(
-    suite: Suite,
-    chunking: ChunkingConfig,
-    root: Path,
-    embedder: Embedder | None,
-    *,
-    progress: Progress | None = None,
-) -> tuple[Store, list[SyncReport]]:
-    """The ingest step of a suite for one chunking: the store filled, and the indexes its rows with
-    that chunking search brought up to date (only new chunks embedded)."""
-    store, _ = fill_store(suite, chunking, root)
-    rows = [r.config for r in suite.rows if r.config.chunking == chunking]
-    return store, sync_indexes(store, rows, embedder, progress=progress)
-
-
-def corpus_sha256(suite: Suite, store: Store) -> str:
-    """Which corpus a result measured: ``corpus.jsonl``'s digest for BEIR, else one digest of every
-    stored document's id and content hash."""
-    if suite.beir is not None:
-        return file_sha256(suite.beir / beir.CORPUS)
-    records = store.records()
-    return hashlib.sha256("".join(f"{r.id}:{r.content_hash}\n" for r in records).encode()).hexdigest()
-
-
-def suite_labels(suite: Suite, store: Store) -> Labels:
-    return labels_in(suite, {r.id: store.document_text(r.id) for r in store.records()})
-
-
-def chunks_by_doc(store: Store) -> dict[str, list[ChunkRef]]:
-    """Every chunk span of the store, by document: what span nDCG's ideal is computed from."""
-    found: dict[str, list[ChunkRef]] = {}
-    for _, doc_id, start, end in store.chunk_spans():
-        found.setdefault(doc_id, []).append(ChunkRef(doc_id, start, end))
-    return found
 
 
 def score(
@@ -392,15 +288,6 @@ def replay(document: Mapping[str, Any], suite: Suite, root: Path) -> dict[str, d
     return replayed
 
 
-GENERATIONS = "generations"
-
-
-def generations_file(suite: Suite, results_dir: Path) -> Path:
-    """Where the generations that feed ``results_dir/<suite>.json`` are kept: beside it, in a folder
-    of their own so the ``results/*.json`` glob of the DuckDB views does not read them."""
-    return results_dir / GENERATIONS / f"{suite.name}.json"
-
-
 def row_chat(row: Row, chat: ChatModel | None, chats: Callable[[str], ChatModel] | None) -> ChatModel | None:
     """The chat model that answers in ``row``: its own where it names one, else the suite's."""
     if row.chat is None:
@@ -412,34 +299,3 @@ def row_chat(row: Row, chat: ChatModel | None, chats: Callable[[str], ChatModel]
             fix="Run it through `clear-rag ablate`, which builds each row's chat model",
         )
     return chats(row.chat)
-
-
-def cached_chat(
-    chat: ChatModel,
-    suite: Suite,
-    results_dir: Path,
-    *,
-    regenerate: bool = False,
-    cache: GenerationCache | None = None,
-) -> CachedChat:
-    """``chat`` answering from the suite's generation cache: the file beside the result this run
-    writes, falling back to the committed one under ``results/``, so a run anywhere reproduces the
-    committed phrasings and asks the model only for new ones (or, with ``regenerate``, for all).
-    ``cache`` is that cache already open, for a second model of the same suite (a row's own)."""
-    if cache is None:
-        own = generations_file(suite, results_dir)
-        committed = generations_file(suite, COMMITTED)
-        fallbacks = [committed] if committed.resolve() != own.resolve() else []
-        cache = GenerationCache(own, fallbacks=fallbacks)
-    return CachedChat(chat, cache, regenerate=regenerate)
-
-
-def missing_stores(document: Mapping[str, Any], suite: Suite, root: Path) -> list[str]:
-    """The stores a result's traces live in that are not here (a fresh clone has none of them)."""
-    by_name = {r.name: r for r in suite.rows}
-    wanted = {
-        str(store_dir(suite, by_name[row["name"]].config.chunking, root))
-        for row in document["rows"]
-        if row["name"] in by_name
-    }
-    return sorted(path for path in wanted if not (Path(path) / DB_NAME).exists())

@@ -20,7 +20,7 @@ from typing import Any
 from clear_rag.errors import InputError
 from clear_rag.report.tables import markdown_table
 
-GENERATIONS = "generations"  # clear_rag.eval.runner.GENERATIONS: a suite's chat generations, beside it
+GENERATIONS = "generations"  # clear_rag.eval.generations.GENERATIONS: a suite's chat generations, beside it
 BENCH = "bench"
 REWRITE = "Write it again with the command that writes it (each records its command)"
 

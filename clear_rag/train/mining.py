@@ -115,11 +115,11 @@ def load_groups(path: Path) -> tuple[list[Group], dict[str, Any]]:
 def hybrid_retriever(stores: Path, embedder_name: str = "minilm") -> tuple[Retrieve, dict[str, str], Any]:
     """The mining retriever: the ``beir-scifact`` suite's best row (BM25 + the embedded MiniLM int8
     dense index, fused min-max) over its store, brought up to date the way the ablation runner does
-    (``runner.prepare``: nothing is embedded again when the store has the vectors).
+    (``stores.prepare``: nothing is embedded again when the store has the vectors).
 
     Returns the retrieve function, the models it records, and the store (to be closed by the caller).
     """
-    from clear_rag.eval import runner
+    from clear_rag.eval import stores as suite_stores
     from clear_rag.eval.suite import load_suite
     from clear_rag.providers.select import make_embedder
     from clear_rag.retrieve.pipeline import final_ranking
@@ -129,7 +129,7 @@ def hybrid_retriever(stores: Path, embedder_name: str = "minilm") -> tuple[Retri
     row = next(r for r in suite.rows if r.name == MINING_ROW)
     config = row.config.replace(rerank=False)
     embedder = make_embedder(embedder_name)
-    store, _ = runner.prepare(suite, config.chunking, stores, embedder)
+    store, _ = suite_stores.prepare(suite, config.chunking, stores, embedder)
     pipeline = open_pipeline(store, config, embedder=embedder)
 
     def retrieve(claim: str) -> list[str]:

@@ -11,7 +11,7 @@ from dagster import AssetCheckResult
 
 from assets import checks
 from clear_rag.config import ChunkingConfig
-from clear_rag.eval.runner import fill_store
+from clear_rag.eval.stores import fill_store
 from clear_rag.eval.suite import Suite, load_suite
 from clear_rag.store.sqlite import Store
 

@@ -102,7 +102,7 @@ def test_the_cli_the_runner_and_the_graph_give_one_question_the_same_trace(
     produce the same trace for the same question and config (ids, dates and timings aside)."""
     import yaml
 
-    from clear_rag.eval import runner
+    from clear_rag.eval import runner, stores
     from clear_rag.eval.suite import load_suite
     from clear_rag.providers.fake import HashEmbedder
     from clear_rag.store import Store
@@ -117,7 +117,7 @@ def test_the_cli_the_runner_and_the_graph_give_one_question_the_same_trace(
     (config,) = [r.config for r in suite.rows if r.name == "hybrid"]
     with Store(Path(row["store"])) as store:
         from_graph = store.load_trace(question["trace"])
-        labels = runner.suite_labels(suite, store)
+        labels = stores.suite_labels(suite, store)
         ran = runner.run_row(
             next(r for r in suite.rows if r.name == "hybrid"), store, labels, graph["metric_names"],
             embedder=HashEmbedder(),

@@ -10,7 +10,7 @@ from dagster import AssetKey, DagsterInstance
 
 from assets.layout import Layout
 from assets.run import update
-from clear_rag.eval.runner import store_dir
+from clear_rag.eval.stores import store_dir
 from clear_rag.ingest import ParsedFile
 from clear_rag.ingest import files as ingest
 from clear_rag.parse.base import Parser

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from clear_rag.cli import app
 from clear_rag.eval import runner as ablate
+from clear_rag.eval import stores
 from clear_rag.eval.golden import LabelError
 from clear_rag.eval.loss import VERDICTS
 from clear_rag.eval.suite import load_suite
@@ -136,9 +137,9 @@ def test_rechunking_at_another_size_keeps_labels_valid(project: Path) -> None:
     spans = set()
     for size in (4, 16, 64):
         chunking = suite.rows[0].config.chunking.replace(chunker="fixed", size=size, overlap=0)
-        store, _ = ablate.prepare(suite, chunking, project / "stores", HashEmbedder(dim=64))
+        store, _ = stores.prepare(suite, chunking, project / "stores", HashEmbedder(dim=64))
         with store:
-            labels = ablate.suite_labels(suite, store)
+            labels = stores.suite_labels(suite, store)
         spans.add(tuple((b.doc_id, b.start, b.end) for q in labels.questions for b in q.labels))
     assert len(spans) == 1
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from clear_rag.cli import app
 from clear_rag.errors import ConfigError
-from clear_rag.eval import runner
+from clear_rag.eval import generations, runner
 from clear_rag.eval.answers import ANSWER_METRICS, CHECK_METRICS
 from clear_rag.eval.suite import load_suite
 from clear_rag.providers.base import Message
@@ -65,7 +65,7 @@ def project(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 
 def _run(project: Path, chat: CountingChat) -> dict[str, Any]:
     suite = load_suite("answers.yaml")
-    cached = runner.cached_chat(chat, suite, project / "results")
+    cached = generations.cached_chat(chat, suite, project / "results")
     result = runner.run_suite(suite, embedder=HashEmbedder(dim=64), chat=cached, root=project / "stores")
     cached.cache.save()
     return result

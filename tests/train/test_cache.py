@@ -219,7 +219,7 @@ def test_without_torch_the_adaptation_is_skipped_and_nothing_is_measured(
     from assets.resources import EmbedderResource, PathsResource
     from assets.training import ADAPTATIONS, adaptation_assets
     from clear_rag.errors import ModelError
-    from clear_rag.eval.runner import fill_store, store_dir
+    from clear_rag.eval.stores import fill_store, store_dir
 
     (layout, _) = tech_layouts()
     suite = layout.suite  # type: ignore[attr-defined]
