@@ -57,8 +57,8 @@ def tech_chunks(size: int = 256) -> list[str]:
 def questions(count: int) -> list[str]:
     from clear_rag.eval.golden import read_golden
 
-    _, rows, _ = read_golden(ROOT / "golden" / "tech.yaml")
-    return [str(row["question"]) for row in rows[:count]]
+    written, _ = read_golden(ROOT / "golden" / "tech.yaml")
+    return [q.question for q in written.questions[:count]]
 
 
 def sentences(texts: Sequence[str], count: int) -> list[str]:

@@ -1,10 +1,10 @@
 """One typed, frozen configuration for a run: how a question is retrieved, reranked and packed.
 
 The schema is a pydantic model (strict types, unknown keys forbidden); every way a value can be
-wrong becomes a ``ConfigError`` naming the file, the key, the value and what is accepted, never a
-traceback. The config is the single source of truth of a run: the chunking it names is checked
-against the store (``clear_rag.session.open_pipeline``), the reranker it names is built by
-``clear_rag.providers.select``.
+wrong becomes a ``ConfigError`` naming the file, the key, the value and what is accepted
+(``clear_rag.validation``), never a traceback. The config is the single source of truth of a run:
+the chunking it names is checked against the store (``clear_rag.session.open_pipeline``), the
+reranker it names is built by ``clear_rag.providers.select``.
 
 The hash names result rows and Dagster partitions. It is taken over the settings that differ from
 their defaults only, so adding a setting later (with a default that keeps the old behaviour) leaves
@@ -21,20 +21,12 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    Strict,
-    ValidationError,
-    field_serializer,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, ValidationError, field_serializer, field_validator, model_validator
 
-from clear_rag.errors import ConfigError, did_you_mean
+from clear_rag.errors import ConfigError
+from clear_rag.validation import Bool, Int, Number, Record, Rule, Text, config_error
 
 Retriever = Literal["keyword", "vector"]
 Fusion = Literal["rrf", "minmax"]
@@ -44,11 +36,6 @@ VectorIndexName = Literal["exact", "hnsw", "ivf"]  # exact: clear_rag.index.vect
 Idf = Literal["lucene", "fts5"]  # the same names as clear_rag.index.bm25.IdfName
 ChunkerName = Literal["fixed", "structural", "semantic", "whole"]
 DEFAULT_RERANKER = "ms-marco-minilm-l6"
-
-Int = Annotated[int, Strict()]
-Bool = Annotated[bool, Strict()]
-Number = Annotated[float, Strict()]  # an int is accepted too, a bool or a string is not
-Text = Annotated[str, Strict()]
 
 # What each key accepts, in words: the second half of every error message.
 EXPECTED: dict[str, str] = {
@@ -87,28 +74,22 @@ EXPECTED: dict[str, str] = {
     "answer_deadline_s": "a number of seconds above 0 (how long one chat reply may take in all)",
     "max_answer_chars": "an integer of at least 1 (characters one chat reply may hold)",
 }
-_TYPE_ERRORS = {"int_type", "bool_type", "float_type", "string_type", "tuple_type", "dict_type", "model_type"}
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", revalidate_instances="never")
+class _Settings(Record):
+    unknown = ("is not a setting", "Known keys: ")
 
     def __init__(self, **data: Any) -> None:
-        found = _non_finite(data, "chunking" if isinstance(self, ChunkingConfig) else "")
-        if found is not None:
-            key, value = found
-            expected = EXPECTED.get(key) or EXPECTED.get(key.split(".")[0], "a number")
-            raise ConfigError(
-                "is not a finite number",
-                path=type(self).__name__,
-                field=key,
-                value=value,
-                fix=f"Expected {expected}; nan and inf are not accepted",
-            )
+        at = "chunking" if isinstance(self, ChunkingConfig) else ""
         try:
+            found = _non_finite(data, at)
+            if found is not None:
+                raise _fault(*found, "is not a finite number", also="; nan and inf are not accepted")
             super().__init__(**data)
         except ValidationError as err:
-            raise _config_error(err, data, type(self).__name__) from None
+            raise config_error(err, data, type(self).__name__, type(self), at=at) from None
+        except ConfigError as err:  # a number that is not finite, or a check across settings (below)
+            raise err.at(type(self).__name__) from None
 
     def replace(self, **changes: Any) -> Any:
         """A copy with ``changes`` applied, validated like a loaded config."""
@@ -121,6 +102,10 @@ class _Settings(BaseModel):
 class ChunkingConfig(_Settings):
     """How documents become chunks: which parser backend reads each file type, and the chunker."""
 
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "": Rule(f"Expected {EXPECTED['chunking']}", "has the wrong type"),
+        **{k.removeprefix("chunking."): Rule(f"Expected {said}") for k, said in EXPECTED.items() if "." in k},
+    }
     chunker: ChunkerName = "structural"
     size: Int = Field(256, ge=1)
     overlap: Int | None = None  # None: the chunker's default, about 12% of size
@@ -145,13 +130,16 @@ class ChunkingConfig(_Settings):
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:
         if self.overlap is not None and not 0 <= self.overlap < self.size:
-            raise ValueError("chunking.overlap|is out of range")
+            raise _fault("chunking.overlap", self.overlap, "is out of range")
         return self
 
 
 class PipelineConfig(_Settings):
     """How one question is answered, from first-stage search to the packed context."""
 
+    rules: ClassVar[Mapping[str, Rule]] = {
+        key: Rule(f"Expected {said}") for key, said in EXPECTED.items() if "." not in key
+    }
     retrievers: tuple[Retriever, ...] = Field(("keyword", "vector"), min_length=1)
     depth: Int = Field(100, ge=1)  # candidates each first-stage retriever returns
     fusion: Fusion = "rrf"
@@ -194,14 +182,14 @@ class PipelineConfig(_Settings):
     @model_validator(mode="after")
     def _consistent(self) -> PipelineConfig:
         if len(set(self.retrievers)) != len(self.retrievers):
-            raise ValueError("retrievers|names a retriever twice")
-        for name in self.weights:
+            raise _fault("retrievers", list(self.retrievers), "names a retriever twice")
+        for name, weight in self.weights.items():
             if name not in self.retrievers:
-                raise ValueError(f"weights.{name}|weighs a retriever that is not in use")
+                raise _fault(f"weights.{name}", weight, "weighs a retriever that is not in use")
         if not self.reranker:
-            raise ValueError("reranker|is empty")
+            raise _fault("reranker", self.reranker, "is empty")
         if not self.support_model:
-            raise ValueError("support_model|is empty")
+            raise _fault("support_model", self.support_model, "is empty")
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -297,6 +285,12 @@ def _known(kind: type[BaseModel]) -> str:
     return ", ".join(kind.model_fields)
 
 
+def _fault(key: str, value: Any, what: str, *, also: str = "") -> ConfigError:
+    """``what`` is wrong with the setting ``key``, said with what it accepts (``_Settings`` adds where)."""
+    expected = EXPECTED.get(key) or EXPECTED.get(key.split(".")[0], "a number")
+    return ConfigError(what, field=key, value=value, fix=f"Expected {expected}{also}")
+
+
 def _delta(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
@@ -319,47 +313,3 @@ def _validated(kind: type[M], data: dict[str, Any], *, source: str) -> M:
     except ConfigError as err:
         # raised by __init__ with the class name as its source; say which file or row it came from
         raise err.at(source) from None
-
-
-def _config_error(err: ValidationError, data: Mapping[str, Any], source: str) -> ConfigError:
-    """The first problem pydantic found, as a message that names key, value and what is accepted."""
-    problem = err.errors(include_url=False)[0]
-    loc = [str(part) for part in problem["loc"] if not isinstance(part, int)]
-    what = ""
-    if problem["type"] == "value_error":
-        # Our own cross-field checks raise ValueError("key|what is wrong"); pydantic wraps it.
-        key, _, what = str(problem.get("ctx", {}).get("error", "")).partition("|")
-        loc = key.split(".")
-    key = ".".join(loc)
-    if err.title == "ChunkingConfig" and key and not key.startswith("chunking."):
-        key = f"chunking.{key}"
-    if problem["type"] == "extra_forbidden":
-        owner: type[BaseModel] = ChunkingConfig if key.startswith("chunking.") else PipelineConfig
-        known = list(owner.model_fields)
-        hint = did_you_mean(str(loc[-1]), known)
-        return ConfigError(
-            "is not a setting", path=source, field=key, fix=f"{hint}Known keys: {', '.join(known)}"
-        )
-    value = _lookup(data, key.split(".")[1:] if err.title == "ChunkingConfig" else loc) if loc else None
-    expected = EXPECTED.get(key) or EXPECTED.get(loc[0] if loc else "", "a valid value")
-    if what:
-        pass
-    elif problem["type"] in _TYPE_ERRORS:
-        what = "has the wrong type"
-    elif problem["type"] == "literal_error":
-        what = "is not an accepted value"
-    else:
-        what = "is out of range"
-    return ConfigError(what, path=source, field=key or None, value=value, fix=f"Expected {expected}")
-
-
-def _lookup(data: Any, loc: list[str]) -> Any:
-    """The value at ``loc`` in what was given (the whole list, for an item of a list)."""
-    for part in loc:
-        if isinstance(data, Mapping) and part in data:
-            data = data[part]
-        elif isinstance(data, BaseModel) and hasattr(data, part):
-            data = getattr(data, part)
-        else:
-            return None
-    return data

@@ -9,14 +9,14 @@ is measured as the tree it would expand to, aliases counted as full copies. No f
 uses an alias, so the caps cost nothing real.
 
 Every failure is a ``ConfigError`` (exit 2) of one line: the file (and line and column, where
-there is one), what is wrong and what to do. The helpers at the end name an unknown key and the
-known key it is closest to, for the strict schemas of suites and golden sets.
+there is one), what is wrong and what to do. What the data then must hold is checked by the models
+that read it (``clear_rag.validation``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,7 +31,7 @@ from yaml.reader import Reader, ReaderError
 from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
-from clear_rag.errors import ClearRagError, ConfigError, did_you_mean
+from clear_rag.errors import ConfigError
 
 MAX_BYTES = 4 * 2**20  # golden/tech.yaml, the largest file of the project, is about 20 KB
 MAX_ALIASES = 50
@@ -298,32 +298,3 @@ def _syntax_error(err: MarkedYAMLError, source: str, text: str) -> ConfigError:
         path=_at(source, mark),
         fix="Fix it at that line and column (a value holding ': ' or ' #' needs quotes)",
     )
-
-
-def check_keys(
-    data: Mapping[Any, Any],
-    known: tuple[str, ...],
-    *,
-    kind: str,
-    path: str,
-    where: str = "",
-    error: type[ClearRagError] = ConfigError,
-) -> None:
-    """An error naming the first key of ``data`` that a ``kind`` (a suite, a row, a question) does not
-    have, the known key closest to it, and every key it does have. A misspelt key is never skipped:
-    a row's ``sett:`` would otherwise run the base config under the row's name."""
-    unknown = unknown_keys(data, known)
-    if unknown:
-        article = "An" if kind[0] in "aeiou" else "A"
-        raise error(
-            f"is not {article.lower()} {kind} key",
-            path=path,
-            field=f"{where}.{unknown[0]}" if where else unknown[0],
-            fix=f"{did_you_mean(unknown[0], known)}{article} {kind} has {', '.join(known)}",
-        )
-
-
-def unknown_keys(data: Mapping[Any, Any], known: Iterable[str]) -> list[str]:
-    """The keys of ``data`` that are not ``known``, as text, in a stable order."""
-    allowed = set(known)
-    return sorted(str(key) for key in data if key not in allowed)

@@ -13,14 +13,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, ClassVar, Literal, get_args
+
+from pydantic import Field, StringConstraints, model_validator
 
 from clear_rag import yamlfile
-from clear_rag.errors import InputError
+from clear_rag.errors import ConfigError, InputError
+from clear_rag.validation import Bool, Record, Rule, Text, keys_of, parsed, text_rule
 
 # table: answered only by a table cell (a parser that loses the table loses the answer); refusal: the
 # corpus does not say, so the honest answer is a refusal (an answer-grading question, no quotes)
-CATEGORIES = ("factual", "identifier", "paraphrase", "distractor", "multi-passage", "table", "refusal")
+Category = Literal["factual", "identifier", "paraphrase", "distractor", "multi-passage", "table", "refusal"]
 
 
 class LabelError(InputError):
@@ -197,188 +200,143 @@ def _nearest(needle: str, texts: list[NormalisedText], names: list[str]) -> str:
     return ", ".join(parts)
 
 
-GOLDEN_KEYS = ("name", "unresolved", "questions")
+Term = Annotated[Text, StringConstraints(pattern=r"\S")]  # a term of at least one character not a space
 # What a quote that matches nothing (or more than once) in the parsed text does: stop with an error
 # naming it (a golden set over text written here), or count as a miss (a set written against ground
 # truth and resolved against each parser's output, where mangling a quote is that parser's failure).
-UNRESOLVED = ("error", "miss")
-QUESTION_KEYS = (
-    "id",
-    "question",
-    "category",
-    "note",
-    "answers",
-    "must_mention",
-    "must_not_mention",
-    "refusal",
-)
-ANSWER_KEYS = ("doc", "quote")
+Unresolved = Literal["error", "miss"]
+
+
+class GoldenAnswer(Record):
+    """One labelled answer as written: a quote, and the document it is in where the writer named it."""
+
+    unknown = keys_of("answer")
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "": Rule("Write {doc: FILE, quote: TEXT} (doc is optional)", "is not a table of doc and quote"),
+        "doc": text_rule("doc"),
+        "quote": Rule("Quote the answer's text: quote: ...", "must be text"),
+    }
+    doc: Text | None = None
+    quote: Text
+
+
+class GoldenQuestion(Record):
+    """A question as written, before its quotes are resolved to spans (``Question``)."""
+
+    unknown = keys_of("question")
+    named_by = "id"
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "id": text_rule("id"),
+        "question": text_rule("question"),
+        "category": Rule(f"Use one of: {', '.join(get_args(Category))}", "has an unknown category"),
+        "note": text_rule("note"),
+        "answers": Rule("Add at least one quote under answers:", "must be a list of at least one answer"),
+        "must_mention": Rule(
+            "Write must_mention: [term, [variant, variant], ...]",
+            "must be a list of non-empty terms (or lists of allowed variants)",
+        ),
+        "must_not_mention": Rule("Write must_not_mention: [term, ...]", "must be a list of non-empty terms"),
+        "refusal": Rule("Write refusal: true", "must be true or false"),
+    }
+    id: Text
+    question: Text
+    category: Category
+    note: Text = ""
+    answers: tuple[GoldenAnswer, ...] | None = None
+    must_mention: tuple[Term | Annotated[tuple[Term, ...], Field(min_length=1)], ...] = ()
+    must_not_mention: tuple[Term, ...] = ()
+    refusal: Bool = False
+
+    @model_validator(mode="after")
+    def _graded_as_written(self) -> GoldenQuestion:
+        """A question quotes an answer unless the corpus does not say (``refusal``); then it has none,
+        and nothing an answer must mention."""
+        if self.refusal and self.answers:
+            raise ConfigError(
+                "is a refusal question (the corpus does not say) but quotes an answer",
+                field=f"{self.id}.answers",
+                fix="Remove the quotes (answers: []), or drop refusal: true",
+            )
+        if not self.refusal and not self.answers:
+            raise ConfigError(
+                "must be a list of at least one answer",
+                field=f"{self.id}.answers",
+                fix="Add at least one quote under answers:",
+            )
+        if self.refusal and self.must_mention:
+            raise ConfigError(
+                "is a refusal question, so an answer has nothing it must mention",
+                field=f"{self.id}.must_mention",
+                fix="Remove must_mention, or drop refusal: true",
+            )
+        return self
+
+
+class GoldenFile(Record):
+    """A golden set as written: its name, what an unresolved quote does, its questions."""
+
+    unknown = keys_of("golden set")
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "name": text_rule("name"),
+        "unresolved": Rule(
+            f"Use one of: {', '.join(get_args(Unresolved))}", "has an unknown unresolved: mode"
+        ),
+        "questions": Rule("Put them under questions:", "must be a list of questions"),
+    }
+    name: Text | None = None
+    unresolved: Unresolved = "error"
+    questions: tuple[GoldenQuestion, ...]
+
+    @model_validator(mode="after")
+    def _ids_unique(self) -> GoldenFile:
+        ids = [q.id for q in self.questions]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ConfigError(
+                "repeats question ids", field="questions", value=repeated, fix="Make each id unique"
+            )
+        return self
 
 
 def load_golden(path: str | Path, texts: Mapping[str, str]) -> GoldenSet:
     """Read a golden YAML file and resolve every quote against ``texts`` (doc id -> canonical text)."""
-    name, rows, raw = read_golden(path)
+    written, raw = read_golden(path)
     normalised = {doc: NormalisedText(text) for doc, text in texts.items()}
-    miss = _unresolved_mode(raw, str(path)) == "miss"
-    questions = tuple(_resolved(row, normalised, str(path), miss=miss) for row in rows)
-    return GoldenSet(name, questions, hashlib.sha256(raw).hexdigest())
+    miss = written.unresolved == "miss"
+    questions = tuple(_resolved(q, normalised, str(path), miss=miss) for q in written.questions)
+    return GoldenSet(written.name or Path(path).stem, questions, hashlib.sha256(raw).hexdigest())
 
 
-def _unresolved_mode(raw: bytes, source: str) -> str:
-    data: Any = yamlfile.parse(raw, source)
-    mode = data.get("unresolved", "error") if isinstance(data, dict) else "error"
-    if mode not in UNRESOLVED:
-        raise InputError(
-            "has an unknown unresolved: mode",
-            path=source,
-            field="unresolved",
-            value=mode,
-            fix=f"Use one of: {', '.join(UNRESOLVED)}",
-        )
-    return str(mode)
-
-
-def read_golden(path: str | Path) -> tuple[str, list[dict[str, Any]], bytes]:
-    """The golden set's name, its questions checked for shape but with quotes not yet resolved, and
-    the file's bytes.
+def read_golden(path: str | Path) -> tuple[GoldenFile, bytes]:
+    """The golden set as written, its quotes not yet resolved, and the file's bytes; ``name`` is the
+    file's stem where the set names none.
 
     The file is read strictly: an unknown key at any level is an error with the closest known key,
     since a misspelt ``answers:`` or ``doc:`` accepted quietly would change what a question is judged
     by (or whether it is judged at all) with no sign in any metric. It needs no corpus, so a suite
-    checks its golden file with it before ingesting anything (``Suite.check_data``).
+    checks its golden file with it before ingesting anything (``Suite.check_data``). A file may also
+    be the bare list of questions.
     """
-    path = Path(path)
-    source = str(path)
     raw = yamlfile.read_bytes(path)
-    data: Any = yamlfile.parse(raw, source)
-    if isinstance(data, dict):
-        yamlfile.check_keys(data, GOLDEN_KEYS, kind="golden set", path=source, error=InputError)
-    listed = data.get("questions") if isinstance(data, dict) else data
-    if not isinstance(listed, list):
-        raise InputError("holds no list of questions", path=source, fix="Put them under questions:")
-    rows = [_checked(row, n, source) for n, row in enumerate(listed, start=1)]
-    ids = [str(row["id"]) for row in rows]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise InputError("repeats question ids", path=source, value=repeated, fix="Make each id unique")
-    name = data.get("name", path.stem) if isinstance(data, dict) else path.stem
-    return str(name), rows, raw
-
-
-def _checked(row: Any, number: int, source: str) -> dict[str, Any]:
-    """One question as written, every key known, every required key there, answers a list of tables."""
-    where = f"question {number}"
-    if not isinstance(row, dict):
-        raise InputError(
-            "is not a mapping", path=source, field=where, fix="Give id, question, category, answers"
-        )
-    yamlfile.check_keys(
-        row, QUESTION_KEYS, kind="question", path=source, where=str(row.get("id", where)), error=InputError
-    )
-    _check_grading(row, str(row.get("id", where)), source)
-    for key in ("id", "question", "category", "answers"):
-        if key not in row and not (key == "answers" and row.get("refusal") is True):
-            raise InputError(f"lacks {key}", path=source, field=str(row.get("id", where)), fix=f"Add {key}:")
-    qid = str(row["id"])
-    if row["category"] not in CATEGORIES:
-        raise InputError(
-            "has an unknown category",
-            path=source,
-            field=f"{qid}.category",
-            value=row["category"],
-            fix=f"Use one of: {', '.join(CATEGORIES)}",
-        )
-    answers: Any = row.get("answers") or []
-    if row.get("refusal") is True:
-        if answers:
-            raise InputError(
-                "is a refusal question (the corpus does not say) but quotes an answer",
-                path=source,
-                field=f"{qid}.answers",
-                fix="Remove the quotes (answers: []), or drop refusal: true",
-            )
-    elif not isinstance(answers, list) or not answers:
-        raise InputError(
-            "must be a list of at least one answer",
-            path=source,
-            field=f"{qid}.answers",
-            fix="Add at least one quote under answers:",
-        )
-    for n, answer in enumerate(answers, start=1):
-        # an answer that is not a table used to be skipped, so a question could lose a label silently
-        if not isinstance(answer, dict):
-            raise InputError(
-                "is not a table of doc and quote",
-                path=source,
-                field=f"{qid}.answers[{n}]",
-                value=answer,
-                fix="Write {doc: FILE, quote: TEXT} (doc is optional)",
-            )
-        yamlfile.check_keys(
-            answer, ANSWER_KEYS, kind="answer", path=source, where=f"{qid}.answers[{n}]", error=InputError
-        )
-    return row
-
-
-def _check_grading(row: dict[str, Any], qid: str, source: str) -> None:
-    """``must_mention`` a list of terms or lists of variants, ``must_not_mention`` a list of terms,
-    ``refusal`` true or false, and a refusal question with nothing it must mention."""
-    refusal = row.get("refusal", False)
-    if not isinstance(refusal, bool):
-        raise InputError(
-            "must be true or false",
-            path=source,
-            field=f"{qid}.refusal",
-            value=refusal,
-            fix="Write refusal: true",
-        )
-    for key, nested in (("must_mention", True), ("must_not_mention", False)):
-        terms = row.get(key, [])
-        items = (
-            [t if nested and isinstance(t, list) else [t] for t in terms] if isinstance(terms, list) else []
-        )
-        if not isinstance(terms, list) or not all(
-            group and all(isinstance(t, str) and t.strip() for t in group) for group in items
-        ):
-            shape = "[term, [variant, variant], ...]" if nested else "[term, term, ...]"
-            raise InputError(
-                "must be a list of non-empty terms" + (" (or lists of allowed variants)" if nested else ""),
-                path=source,
-                field=f"{qid}.{key}",
-                value=terms,
-                fix=f"Write {key}: {shape}",
-            )
-    if refusal and row.get("must_mention"):
-        raise InputError(
-            "is a refusal question, so an answer has nothing it must mention",
-            path=source,
-            field=f"{qid}.must_mention",
-            fix="Remove must_mention, or drop refusal: true",
-        )
+    data = yamlfile.parse(raw, str(path))
+    data = {"questions": data} if isinstance(data, list) else {} if data is None else data
+    written = parsed(GoldenFile, data, str(path))
+    return written.model_copy(update={"name": written.name or Path(path).stem}), raw
 
 
 def _resolved(
-    row: dict[str, Any], texts: Mapping[str, NormalisedText], source: str, *, miss: bool = False
+    written: GoldenQuestion, texts: Mapping[str, NormalisedText], source: str, *, miss: bool = False
 ) -> Question:
-    """A checked question with its quotes resolved to spans (under ``miss``, a quote matching nothing
-    or more than once becomes an unresolved label instead of an error)."""
-    qid = str(row["id"])
+    """A question with its quotes resolved to spans (under ``miss``, a quote matching nothing or more
+    than once becomes an unresolved label instead of an error)."""
     labels = []
-    for answer in row.get("answers") or []:
-        quote, doc = str(answer.get("quote", "")), None if answer.get("doc") is None else str(answer["doc"])
+    for answer in written.answers or ():
         try:
-            labels.append(resolve(qid, quote, doc, texts, source))
+            labels.append(resolve(written.id, answer.quote, answer.doc, texts, source))
         except (QuoteNotFound, QuoteAmbiguous) as err:
             if not miss:
                 raise
-            labels.append(Label(doc or "", 0, 0, quote, problem=err.what))
-    return Question(
-        qid,
-        str(row["question"]),
-        str(row["category"]),
-        str(row.get("note", "")),
-        tuple(labels),
-        must_mention=tuple(tuple(t) if isinstance(t, list) else (t,) for t in row.get("must_mention") or []),
-        must_not_mention=tuple(row.get("must_not_mention") or []),
-        refusal=bool(row.get("refusal", False)),
-    )
+            labels.append(Label(answer.doc or "", 0, 0, answer.quote, problem=err.what))
+    fields = written.model_dump(exclude={"answers"})
+    fields["must_mention"] = tuple((t,) if isinstance(t, str) else t for t in written.must_mention)
+    return Question(**fields, labels=tuple(labels))

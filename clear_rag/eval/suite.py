@@ -27,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, Field, model_validator
 
 from clear_rag import yamlfile
 from clear_rag.config import PipelineConfig
@@ -36,9 +38,11 @@ from clear_rag.eval.answers import ANSWER_METRICS
 from clear_rag.eval.beir import qrels_path
 from clear_rag.eval.golden import read_golden
 from clear_rag.eval.metrics import DOC_METRICS, SPAN_METRICS
+from clear_rag.validation import Bool, Record, Rule, Text, keys_of, parsed, text_rule
 
 SUITES_DIR = Path("golden") / "suites"
 _RELATIVE = "a suite's paths are relative to the folder clear-rag runs in, not to the suite file"
+COMPUTED = (*ANSWER_METRICS, *SPAN_METRICS, *DOC_METRICS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +57,6 @@ class Row:
     def version(self) -> str:
         """What the row measures with, as one string: its config hash, and its own chat model."""
         return self.config.hash() + (f"+{self.chat}" if self.chat else "")
-
-
-SUITE_KEYS = (
-    "name", "corpus", "golden", "beir", "split", "training_split", "spans", "metrics", "generate",
-    "baseline", "base", "rows",
-)  # fmt: skip
-ROW_KEYS = ("name", "set", "chat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +195,101 @@ def suite_path(name_or_path: str) -> Path:
     return path if path.suffix else SUITES_DIR / f"{name_or_path}.yaml"
 
 
+def _computed(metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """``metrics`` if the runner computes each of them."""
+    unknown = [name for name in metrics if name not in COMPUTED]
+    if unknown:
+        raise ValueError(f"names {', '.join(unknown)}, which the runner does not compute")
+    return metrics
+
+
+class RowFile(Record):
+    """A row as a suite file writes it: its name, the settings it changes, its own chat model."""
+
+    unknown = keys_of("row")
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "name": text_rule("name"),
+        "set": Rule("Write set: {key: value}", "must be a table of settings"),
+        "chat": Rule(
+            "Write chat: echo (or smollm2, ollama:MODEL), or leave it out to answer with --chat",
+            "must name a chat model",
+        ),
+    }
+    name: Text
+    set: dict[str, Any] | None = None
+    chat: Annotated[Text, Field(min_length=1)] | None = None
+
+
+class SuiteFile(Record):
+    """A suite file as written (``Suite`` is what it loads to: each row's settings merged over the base)."""
+
+    unknown = keys_of("suite")
+    rules: ClassVar[Mapping[str, Rule]] = {
+        **{
+            k: text_rule(k)
+            for k in ("name", "corpus", "golden", "beir", "split", "training_split", "baseline")
+        },
+        "spans": Rule("Write spans: false to judge by qrels only", "must be true or false"),
+        "metrics": Rule(
+            f"Use some of: {', '.join(COMPUTED)}", "must be a list of metric names the runner computes"
+        ),
+        "generate": Rule("Write generate: true to answer and grade every question", "must be true or false"),
+        "base": Rule("Write base: {key: value}", "must be a table of settings"),
+        "rows": Rule("Write rows: and under it - name: ...", "must be a list of rows"),
+    }
+    name: Text | None = None
+    corpus: Text | None = None
+    golden: Text | None = None
+    beir: Text | None = None
+    split: Text = "test"
+    training_split: Text | None = None
+    spans: Bool = True
+    metrics: Annotated[tuple[Text, ...], AfterValidator(_computed)] | None = None
+    generate: Bool = False
+    baseline: Text | None = None
+    base: dict[str, Any] | None = None
+    rows: tuple[RowFile, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SuiteFile:
+        """Rows with distinct names, a baseline among them, data to run on, and keys that agree."""
+        names = [r.name for r in self.rows]
+        if not names or len(set(names)) != len(names):
+            raise ConfigError("needs rows with distinct names", field="rows", value=names, fix="Fix rows:")
+        if self.baseline is not None and self.baseline not in names:
+            raise ConfigError(
+                "names no row", field="baseline", value=self.baseline, fix=f"Use one of {names}"
+            )
+        if not self.beir and not (self.corpus and self.golden):
+            raise ConfigError("needs corpus: and golden:, or beir:", fix="Name the data the suite runs on")
+        split = self.training_split
+        if split is not None and not self.beir:
+            raise ConfigError(
+                "names a qrels split, which only a BEIR suite has",
+                field="training_split",
+                value=split,
+                fix="Drop training_split:, or run the suite over a BEIR folder (beir:)",
+            )
+        if split is not None and (split == self.split or not split.strip()):
+            raise ConfigError(
+                "must name the split the models were trained on, not the split the suite measures"
+                if split.strip()
+                else "must name a split",
+                field="training_split",
+                value=split,
+                fix="Write the training split's name, e.g. training_split: train",
+            )
+        graded = [name for name in self.metrics or () if name in ANSWER_METRICS]
+        if graded and not self.generate:
+            raise ConfigError(
+                "names answer grades, which need generated answers",
+                field="metrics",
+                value=graded,
+                fix="Add generate: true, or drop the answer grades from metrics:",
+            )
+        return self
+
+
 def load_suite(name_or_path: str) -> Suite:
     """Read a suite strictly: an unknown key anywhere is an error with the closest known key, since
     a misspelt key silently ignored would measure something other than what the suite says."""
@@ -206,132 +298,25 @@ def load_suite(name_or_path: str) -> Suite:
         known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.yaml"))) or "none"
         raise ConfigError("is not a suite file", path=str(path), fix=f"Known suites: {known}")
     data = yamlfile.load(path)
-    data = {} if data is None else data
-    source = str(path)
-    if not isinstance(data, Mapping):
-        raise ConfigError(
-            "must hold a table of suite keys", path=source, fix=f"Keys: {', '.join(SUITE_KEYS)}"
+    written = parsed(SuiteFile, {} if data is None else data, str(path))
+    base = merge(PipelineConfig().to_dict(), written.base or {})
+    rows = tuple(
+        Row(
+            r.name,
+            PipelineConfig.from_mapping(merge(base, r.set or {}), source=f"{path} row {r.name!r}"),
+            r.chat,
         )
-    yamlfile.check_keys(data, SUITE_KEYS, kind="suite", path=source)
-    for key in ("name", "corpus", "golden", "beir", "split", "training_split", "baseline"):
-        if key in data and not isinstance(data[key], str):
-            raise ConfigError(
-                "must be text",
-                path=source,
-                field=key,
-                value=data[key],
-                fix=f'Write it as text, quoted if it looks like a number: {key}: "..."',
-            )
-    base_changes = data.get("base") or {}
-    if not isinstance(base_changes, Mapping):
-        raise ConfigError(
-            "must be a table of settings",
-            path=source,
-            field="base",
-            value=base_changes,
-            fix="Write base: {key: value}",
-        )
-    base = merge(PipelineConfig().to_dict(), base_changes)
-    listed = data.get("rows") or []
-    if not isinstance(listed, list):
-        raise ConfigError(
-            "must be a list of rows", path=source, field="rows", fix="Write rows: and under it - name: ..."
-        )
-    rows = []
-    for n, row in enumerate(listed, start=1):
-        if not isinstance(row, Mapping) or "name" not in row:
-            raise ConfigError("has no name", path=source, field=f"rows[{n}]", fix="Give every row a name:")
-        yamlfile.check_keys(row, ROW_KEYS, kind="row", path=source, where=f"rows[{n}]")
-        changes = row.get("set") or {}
-        if not isinstance(changes, Mapping):
-            raise ConfigError(
-                "must be a table of settings",
-                path=source,
-                field=f"rows[{n}].set",
-                value=changes,
-                fix="Write set: {key: value}",
-            )
-        chat = row.get("chat")
-        if chat is not None and (not isinstance(chat, str) or not chat):
-            raise ConfigError(
-                "must name a chat model",
-                path=source,
-                field=f"rows[{n}].chat",
-                value=chat,
-                fix="Write chat: echo (or smollm2, ollama:MODEL), or leave it out to answer with --chat",
-            )
-        settings = merge(base, changes)
-        config = PipelineConfig.from_mapping(settings, source=f"{source} row {row['name']!r}")
-        rows.append(Row(str(row["name"]), config, chat))
-    names = [r.name for r in rows]
-    if not rows or len(set(names)) != len(names):
-        raise ConfigError(
-            "needs rows with distinct names", path=source, field="rows", value=names, fix="Fix rows:"
-        )
-    baseline = str(data.get("baseline", names[0]))
-    if baseline not in names:
-        raise ConfigError(
-            "names no row", path=source, field="baseline", value=baseline, fix=f"Use one of {names}"
-        )
-    where = {k: Path(data[k]) for k in ("corpus", "golden", "beir") if data.get(k)}
-    if "beir" not in where and not {"corpus", "golden"} <= set(where):
-        raise ConfigError(
-            "needs corpus: and golden:, or beir:", path=source, fix="Name the data the suite runs on"
-        )
-    training_split = data.get("training_split")
-    if training_split is not None:
-        if "beir" not in where:
-            raise ConfigError(
-                "names a qrels split, which only a BEIR suite has",
-                path=source,
-                field="training_split",
-                value=training_split,
-                fix="Drop training_split:, or run the suite over a BEIR folder (beir:)",
-            )
-        if training_split == data.get("split", "test") or not training_split.strip():
-            raise ConfigError(
-                "must name the split the models were trained on, not the split the suite measures"
-                if training_split.strip()
-                else "must name a split",
-                path=source,
-                field="training_split",
-                value=training_split,
-                fix="Write the training split's name, e.g. training_split: train",
-            )
-    metrics = data.get("metrics") or []
-    computed = (*ANSWER_METRICS, *SPAN_METRICS, *DOC_METRICS)
-    if not isinstance(metrics, list) or not all(m in computed for m in metrics):
-        raise ConfigError(
-            "must be a list of metric names the runner computes",
-            path=source,
-            field="metrics",
-            value=metrics,
-            fix=f"Use some of: {', '.join(computed)}",
-        )
-    spans, generate = data.get("spans", True), data.get("generate", False)
-    for key, value, fix in (
-        ("spans", spans, "Write spans: false to judge by qrels only"),
-        ("generate", generate, "Write generate: true to answer and grade every question"),
-    ):
-        if not isinstance(value, bool):
-            raise ConfigError("must be true or false", path=source, field=key, value=value, fix=fix)
-    if any(name in ANSWER_METRICS for name in metrics) and not generate:
-        raise ConfigError(
-            "names answer grades, which need generated answers",
-            path=source,
-            field="metrics",
-            value=[name for name in metrics if name in ANSWER_METRICS],
-            fix="Add generate: true, or drop the answer grades from metrics:",
-        )
+        for r in written.rows
+    )
     return Suite(
-        str(data.get("name", path.stem)),
+        written.name or path.stem,
         path,
-        tuple(rows),
-        baseline,
-        **where,
-        split=str(data.get("split", "test")),
-        spans=spans,
-        metrics=tuple(metrics),
-        generate=generate,
-        training_split=training_split,
+        rows,
+        written.baseline or rows[0].name,
+        **{k: Path(where) for k in ("corpus", "golden", "beir") if (where := getattr(written, k))},
+        split=written.split,
+        spans=written.spans,
+        metrics=written.metrics or (),
+        generate=written.generate,
+        training_split=written.training_split,
     )

@@ -82,17 +82,14 @@ def questions(file: str, document: Mapping[str, Any], root: Path) -> dict[str, A
 
 def _golden(path: Path) -> tuple[list[dict[str, Any]], bytes]:
     """A golden set's questions as written (no corpus needed: quotes are not resolved here)."""
-    _, rows, raw = read_golden(path)
+    written, raw = read_golden(path)
     listed = [
         {
-            "id": str(row["id"]),
-            "question": str(row.get("question", "")),
-            "quotes": [
-                {"doc": str(a.get("doc") or ""), "quote": str(a.get("quote", ""))}
-                for a in row.get("answers") or []
-            ],
+            "id": q.id,
+            "question": q.question,
+            "quotes": [{"doc": a.doc or "", "quote": a.quote} for a in q.answers or ()],
         }
-        for row in rows
+        for q in written.questions
     ]
     return listed, raw
 

@@ -1,5 +1,5 @@
-"""A chat request's body, checked field by field before anything runs: every fault is a ``BadRequest``
-saying what to send.
+"""A chat request's body, read by its model (``ChatRequest``) before anything runs: every fault is a
+``BadRequest`` saying what to send.
 
 The body arrives whole and within its size (``clear_rag.web.guard``); here it must be UTF-8, nest no
 deeper than ``MAX_JSON_DEPTH`` (checked on the bytes, before ``json.loads``: a config nested 1,000 or
@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
-from clear_rag import yamlfile
+from pydantic import BeforeValidator, Field, StringConstraints
+
 from clear_rag.errors import ConfigError
-from clear_rag.web.runner import MAX_QUESTION_CHARS, ChatRequest
+from clear_rag.validation import Bool, Record, Rule, Text, keys_of, parsed
 
-CHAT_KEYS = ("question", "conversation", "config", "generate")
+MAX_QUESTION_CHARS = 4000  # about a page: a question, not a document pasted into the box
 # {"config": {"chunking": {"parsers": {"pdf": "flat"}}}} is four deep, the deepest a chat request needs
 MAX_JSON_DEPTH = 8
 EXAMPLE = 'Send JSON such as {"question": "What does the warranty cover?"}'
@@ -33,36 +35,42 @@ class BadRequest(Exception):
         self.status, self.message = status, message
 
 
+class ChatRequest(Record):
+    """One question as the page sends it: the question (stripped), the conversation it goes on, the
+    overrides of the server's settings (``null``: none) and whether a model answers it."""
+
+    unknown = keys_of("chat request")
+    rules: ClassVar[Mapping[str, Rule]] = {
+        "": Rule(EXAMPLE, "is not a JSON object"),
+        "question": Rule(EXAMPLE),
+        "conversation": Rule("Send the id a done event gave, or null", "must be a conversation id"),
+        "config": Rule('Send settings such as {"top_k": 5}', "must be an object of settings"),
+        "generate": Rule("Send true to answer, false to retrieve only", "must be true or false"),
+    }
+    question: Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1)]
+    conversation: Annotated[Text, Field(min_length=1)] | None = None
+    config: Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)] = Field(
+        default_factory=dict
+    )
+    generate: Bool = True
+
+
 def chat_request(body: bytes) -> ChatRequest:
     """The request ``body`` checked field by field."""
     data = _parsed(body)
-    if not isinstance(data, dict):
-        raise BadRequest(422, f"the request body is not a JSON object. {EXAMPLE}")
     _check_text(data, "request")  # first: a message that quotes a bad key must itself be text
     try:
-        yamlfile.check_keys(data, CHAT_KEYS, kind="chat request", path="request")
+        request = parsed(ChatRequest, data, "request")
     except ConfigError as err:
         raise BadRequest(422, str(err)) from None
-    question = data.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise BadRequest(422, f"request: question: is missing or empty. {EXAMPLE}")
-    if len(question) > MAX_QUESTION_CHARS:
+    if len(request.question) > MAX_QUESTION_CHARS:
         raise BadRequest(
             413,
-            f"request: question: holds {len(question):,} characters, more than the "
+            f"request: question: holds {len(request.question):,} characters, more than the "
             f"{MAX_QUESTION_CHARS:,} a question may. Ask a shorter question; to search a document, "
             "ingest it (clear-rag ingest PATH)",
         )
-    conversation = data.get("conversation")
-    if conversation is not None and (not isinstance(conversation, str) or not conversation):
-        raise BadRequest(422, "request: conversation: must be the id a done event gave, or null")
-    overrides = data.get("config") or {}
-    if not isinstance(overrides, dict):
-        raise BadRequest(422, 'request: config: must be an object of settings, such as {"top_k": 5}')
-    generate = data.get("generate", True)
-    if not isinstance(generate, bool):
-        raise BadRequest(422, "request: generate: must be true or false")
-    return ChatRequest(question.strip(), conversation, overrides, generate)
+    return request
 
 
 def _parsed(body: bytes) -> Any:

@@ -39,8 +39,8 @@ from clear_rag.retrieve.pipeline import Pipeline
 from clear_rag.session import open_pipeline
 from clear_rag.store.sqlite import Store
 from clear_rag.types import Message, Trace
+from clear_rag.web.request import ChatRequest
 
-MAX_QUESTION_CHARS = 4000  # about a page: a question, not a document pasted into the box
 PIPELINES_KEPT = 8  # configs whose loaded indexes are kept (each Lab change is a config)
 # The settings that bound a question's work and its reply: the server's values are ceilings that a
 # request may lower, never raise. The predecessor let a request set answer_deadline_s and
@@ -124,16 +124,6 @@ def _reason(name: str, err: ModelError, here: Mapping[str, str | None] | None = 
     return found if found is not None else f"{name}: {err.what}. {err.fix}"
 
 
-@dataclass(frozen=True, slots=True)
-class ChatRequest:
-    """One question as the page sends it."""
-
-    question: str
-    conversation: str | None = None
-    config: Mapping[str, Any] = field(default_factory=dict)  # overrides of the server's settings
-    generate: bool = True
-
-
 class Runner:
     """Answers questions over one store for every client at once."""
 
@@ -164,8 +154,6 @@ class Runner:
         """The server's settings with a question's overrides merged in (a nested table key by key),
         checked like any config: an unknown key, a bad value or one above its ceiling (``CEILINGS``)
         is a ``ConfigError`` naming it."""
-        if not isinstance(overrides, Mapping):
-            raise ConfigError("must be a table of settings", field="config", fix="Send config: {key: value}")
         config = PipelineConfig.from_mapping(merge(self.base.to_dict(), overrides), source="config")
         for name in CEILINGS:
             asked, ceiling = getattr(config, name), getattr(self.base, name)

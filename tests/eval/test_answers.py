@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clear_rag.errors import InputError
+from clear_rag.errors import ConfigError
 from clear_rag.eval.answers import ANSWER_METRICS, found_variant, grade
 from clear_rag.eval.golden import Label, Question, load_golden
 from clear_rag.generate.prompt import REFUSAL
@@ -159,11 +159,11 @@ def test_golden_grading_keys_are_read_and_checked(tmp_path: Path) -> None:
         golden.write_text(
             f"questions:\n  - {{id: q, question: q?, category: refusal, {extra}}}\n", encoding="utf-8"
         )
-        with pytest.raises(InputError, match=message):
+        with pytest.raises(ConfigError, match=message):
             load_golden(golden, {DOC: TEXT})
     golden.write_text(
         "questions:\n  - {id: q, question: q?, category: refusal, refusal: true, answers: [{quote: x}]}\n",
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match="quotes an answer"):
+    with pytest.raises(ConfigError, match="quotes an answer"):
         load_golden(golden, {DOC: TEXT})

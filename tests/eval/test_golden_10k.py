@@ -44,8 +44,8 @@ def golden(texts: dict[str, str]) -> GoldenSet:
 
 def _quotes() -> list[tuple[str, str, str]]:
     """(question id, category, quote) for every answer, read without resolving."""
-    _, rows, _ = read_golden(GOLDEN)
-    return [(str(row["id"]), str(row["category"]), str(a["quote"])) for row in rows for a in row["answers"]]
+    written, _ = read_golden(GOLDEN)
+    return [(q.id, q.category, a.quote) for q in written.questions for a in q.answers or ()]
 
 
 def _cells(truth: dict[str, dict[str, Any]]) -> list[str]:
@@ -86,8 +86,8 @@ def test_it_has_forty_questions_and_each_category_its_minimum(golden: GoldenSet)
 
 def test_no_answer_names_a_document() -> None:
     # one file serves the one-column and the two-column corpora, whose file names differ
-    _, rows, _ = read_golden(GOLDEN)
-    named = [str(row["id"]) for row in rows for answer in row["answers"] if "doc" in answer]
+    written, _ = read_golden(GOLDEN)
+    named = [q.id for q in written.questions for answer in q.answers or () if answer.doc is not None]
     assert named == []
 
 

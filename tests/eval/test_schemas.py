@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clear_rag.errors import ClearRagError, ConfigError, InputError
+from clear_rag.errors import ClearRagError, ConfigError
 from clear_rag.eval.golden import load_golden, read_golden
 from clear_rag.eval.suite import load_suite
 from tests.toy import CORPUS, GOLDEN, suite_yaml
@@ -75,12 +75,62 @@ def test_base_and_rows_of_the_wrong_kind_are_named(project: Path) -> None:
     header = "name: s\ncorpus: docs\ngolden: golden.yaml\n"
     with pytest.raises(ConfigError, match=r"s\.yaml: base=\[1\]: must be a table of settings"):
         load_suite(_suite(project, header + "base: [1]\nrows: [{name: a}]\n"))
-    with pytest.raises(ConfigError, match=r"s\.yaml: rows: must be a list of rows"):
+    with pytest.raises(
+        ConfigError, match=r"s\.yaml: rows=\{'name': 'a'\}: must be a list of rows\. Write rows:"
+    ):
         load_suite(_suite(project, header + "rows: {name: a}\n"))
     with pytest.raises(
         ConfigError, match=r"s\.yaml row 'a': rerankk: is not a setting\. Did you mean 'rerank'\?"
     ):
         load_suite(_suite(project, header + "rows: [{name: a, set: {rerankk: true}}]\n"))
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (
+            "{name: dense, chat: 5}",
+            "rows[2].chat=5: must name a chat model. Write chat: echo (or smollm2, ollama:MODEL), or leave "
+            "it out to answer with --chat",
+        ),
+        (
+            "{name: dense, set: [top_k]}",
+            "rows[2].set=['top_k']: must be a table of settings. Write set: {key: value}",
+        ),
+        ("dense", "rows[2]='dense': is not a table. A row has name, set, chat"),
+        (
+            "{set: {top_k: 5}}",
+            'rows[2].name: is missing. Write it as text, quoted if it looks like a number: name: "..."',
+        ),
+        (
+            "{name: 2024}",
+            "rows[2].name=2024: must be text. Write it as text, quoted if it looks like a number: "
+            'name: "..."',
+        ),
+    ],
+)
+def test_a_row_of_the_wrong_shape_is_named_by_its_place(project: Path, row: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_suite(_suite(project, suite_yaml("s", "{name: hybrid}", row)))
+    assert str(caught.value) == f"s.yaml: {message}"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "metrics: [ndcg@11]\n",
+            "metrics=['ndcg@11']: names ndcg@11, which the runner does not compute. Use",
+        ),
+        ("metrics: ndcg@10\n", "metrics='ndcg@10': must be a list of metric names the runner computes"),
+        ("spans: yes please\n", "spans='yes please': must be true or false. Write spans: false to judge"),
+        ("baseline: dense\n", "baseline='dense': names no row. Use one of ['hybrid']"),
+    ],
+)
+def test_suite_settings_of_the_wrong_kind_are_named(project: Path, extra: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_suite(_suite(project, suite_yaml("s", "{name: hybrid}") + extra))
+    assert str(caught.value).startswith(f"s.yaml: {message}")
 
 
 def test_suite_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
@@ -157,7 +207,7 @@ QUESTION = "  - {id: pads, question: q, category: factual, answers: [{quote: che
         ),
         (
             "questions:\n  - {id: pads, question: q, category: factual, answers: check rotor}\n",
-            "pads.answers: must be a list of at least one answer",
+            "pads.answers='check rotor': must be a list of at least one answer",
         ),
     ],
 )
@@ -165,11 +215,67 @@ def test_golden_sets_are_read_strictly(project: Path, text: str, message: str) -
     """Unknown keys in golden questions and their answers were accepted; an answer that was not a
     table was dropped without a word."""
     path = _golden(project, text)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(ConfigError) as caught:
         read_golden(path)
     assert str(caught.value).startswith(f"{path}: {message}")
-    with pytest.raises(InputError):
+    with pytest.raises(ConfigError):
         load_golden(path, TEXTS)
+
+
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [
+        ("refusal: 'yes'", "pads.refusal='yes': must be true or false. Write refusal: true"),
+        (
+            "note: [a]",
+            "pads.note=['a']: must be text. Write it as text, quoted if it looks like a number: "
+            'note: "..."',
+        ),
+        (
+            "must_mention: [pads, 3]",
+            "pads.must_mention=['pads', 3]: must be a list of non-empty terms (or lists of allowed "
+            "variants). Write must_mention: [term, [variant, variant], ...]",
+        ),
+        (
+            "must_not_mention: [' ']",
+            "pads.must_not_mention=[' ']: must be a list of non-empty terms. Write must_not_mention: "
+            "[term, ...]",
+        ),
+    ],
+)
+def test_a_golden_question_of_the_wrong_type_is_named_by_its_id(
+    project: Path, question: str, message: str
+) -> None:
+    path = _golden(project, "questions:\n" + QUESTION.replace("answers:", f"{question}, answers:"))
+    with pytest.raises(ConfigError) as caught:
+        read_golden(path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "questions:\n  - {question: q, category: factual, answers: [{quote: x}]}\n",
+            'questions[1].id: is missing. Write it as text, quoted if it looks like a number: id: "..."',
+        ),
+        (
+            "questions:\n  - {id: a, question: q, category: guess, answers: [{quote: x}]}\n",
+            "a.category='guess': has an unknown category. Use one of: factual, identifier, paraphrase",
+        ),
+        (
+            "questions:\n" + QUESTION + QUESTION,
+            "questions=['pads']: repeats question ids. Make each id unique",
+        ),
+        ("name: g\n", "questions: is missing. Put them under questions:"),
+        ("just text\n", "is not a table. A golden set has name, unresolved, questions"),
+    ],
+)
+def test_a_golden_set_of_the_wrong_shape_is_named(project: Path, text: str, message: str) -> None:
+    path = _golden(project, text)
+    with pytest.raises(ConfigError) as caught:
+        read_golden(path)
+    assert str(caught.value).startswith(f"{path}: {message}")
 
 
 def test_golden_yaml_that_does_not_parse_names_line_and_column(project: Path) -> None:
@@ -179,8 +285,8 @@ def test_golden_yaml_that_does_not_parse_names_line_and_column(project: Path) ->
 
 
 def test_a_well_formed_golden_set_still_loads(project: Path) -> None:
-    name, rows, raw = read_golden(project / "golden.yaml")
-    assert name == "golden" and [r["id"] for r in rows] == ["pads", "pressure", "chain"]
+    written, raw = read_golden(project / "golden.yaml")
+    assert written.name == "golden" and [q.id for q in written.questions] == ["pads", "pressure", "chain"]
     assert raw == (project / "golden.yaml").read_bytes()
     golden = load_golden(_golden(project, "questions:\n" + QUESTION), TEXTS)
     assert [q.id for q in golden.questions] == ["pads"] and golden.questions[0].labels[
@@ -192,4 +298,4 @@ def test_the_committed_suites_and_golden_set_pass_the_strict_reading() -> None:
     root = Path(__file__).resolve().parents[2]
     for path in sorted((root / "golden" / "suites").glob("*.yaml")):
         assert load_suite(str(path)).rows, path
-    assert len(read_golden(root / "golden" / "tech.yaml")[1]) == 70
+    assert len(read_golden(root / "golden" / "tech.yaml")[0].questions) == 70

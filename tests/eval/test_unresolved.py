@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clear_rag.errors import InputError
+from clear_rag.errors import ConfigError
 from clear_rag.eval.golden import LabelError, load_golden
 from clear_rag.eval.loss import PARSING, where_lost
 from clear_rag.eval.metrics import span_ndcg_at_k, span_recall_at_k
@@ -60,5 +60,5 @@ def test_under_miss_the_mangled_and_the_ambiguous_quote_are_misses(tmp_path: Pat
 
 
 def test_an_unknown_mode_is_named(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"unresolved='skip': has an unknown unresolved: mode"):
+    with pytest.raises(ConfigError, match=r"unresolved='skip': has an unknown unresolved: mode"):
         load_golden(golden(tmp_path, "skip"), TEXTS)

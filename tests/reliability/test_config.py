@@ -320,6 +320,21 @@ GOLDEN_ANSWER_KEY = case(
     "An answer has doc, quote",
     exit_code=2,
 )
+ROW_WRONG_TYPE = case(
+    "suite-row-wrong-type",
+    area="suite",
+    fault="a row `{name: dense, chat: 5}` (a number where a chat model's name goes)",
+    message="error: s.yaml: rows[2].chat=5: must name a chat model. Write chat: echo (or smollm2, "
+    "ollama:MODEL), or leave it out to answer with --chat",
+    exit_code=2,
+)
+GOLDEN_WRONG_TYPE = case(
+    "suite-golden-question-wrong-type",
+    area="suite",
+    fault="`refusal: 'yes'` in a golden question (text where true or false goes)",
+    message="error: g.yaml: pads.refusal='yes': must be true or false. Write refusal: true",
+    exit_code=2,
+)
 GOLDEN_ALIAS_BOMB = case(
     "suite-golden-alias-bomb",
     area="suite",
@@ -387,6 +402,15 @@ def test_an_unknown_golden_question_key(project: Path) -> None:
 def test_an_unknown_golden_answer_key(project: Path) -> None:
     golden = "questions:\n" + QUESTION.format(extra="", answer="qoute: check rotor")
     _with_golden(project, golden, GOLDEN_ANSWER_KEY)
+
+
+def test_a_row_of_the_wrong_type(project: Path) -> None:
+    _ablate(project, suite_yaml("s", "{name: hybrid}", "{name: dense, chat: 5}"), ROW_WRONG_TYPE)
+
+
+def test_a_golden_question_of_the_wrong_type(project: Path) -> None:
+    golden = "questions:\n" + QUESTION.format(extra="refusal: 'yes', ", answer="quote: check rotor")
+    _with_golden(project, golden, GOLDEN_WRONG_TYPE)
 
 
 def test_a_golden_alias_bomb(project: Path) -> None:

@@ -109,6 +109,12 @@ LONG_NAME = {
     )
     for length, suffix in ((300, ""), (5000, "/pinned/ROW"))
 }
+WRONG_TYPE = served(
+    "server-chat-field-wrong-type",
+    422,
+    fault='a chat request with `"generate": "no"` (text where true or false goes)',
+    message="request: generate='no': must be true or false. Send true to answer, false to retrieve only",
+)
 SURROGATE = served(
     "server-question-lone-surrogate",
     422,
@@ -322,6 +328,11 @@ def test_text_that_is_not_text_is_refused(
     base: str, toy_store: Store, body: bytes, status: int, entry: Case
 ) -> None:
     expect(_refused(_chat(base, body), status), entry)
+    _nothing_ran(toy_store)
+
+
+def test_a_field_of_the_wrong_type_is_refused(base: str, toy_store: Store) -> None:
+    expect(_refused(_chat(base, b'{"question": "pads", "generate": "no"}'), 422), WRONG_TYPE)
     _nothing_ran(toy_store)
 
 

@@ -41,7 +41,8 @@ from clear_rag.session import open_pipeline, sync_indexes
 from clear_rag.store import Store
 from clear_rag.store.snapshot import no_ingest_under_way
 from clear_rag.tokens import RegexTokenizer
-from clear_rag.web.runner import ChatRequest, Models, Runner
+from clear_rag.web.request import ChatRequest
+from clear_rag.web.runner import Models, Runner
 from tests.conftest import toy_config
 from tests.reliability.catalogue import case, expect
 from tests.reliability.test_index import clear_rag_command
@@ -173,7 +174,7 @@ def server_client(server: Runner, seed: int) -> Client:
 
     async def one(question: str) -> str | None:
         passages: list[str] = []
-        async for event in server.stream(ChatRequest(question)):
+        async for event in server.stream(ChatRequest(question=question)):
             if event.kind == "error":
                 return str(event.data["message"])
             if event.kind == "context":

@@ -176,14 +176,14 @@ def test_no_result_files_is_an_empty_list(tmp_path: Path) -> None:
 def test_a_files_questions_are_the_words_of_the_labels_it_names(base: str, project: Path) -> None:
     document = json.loads((project / "results" / "toy.json").read_text(encoding="utf-8"))
     named = document["golden"]["path"]
-    _, rows, _ = read_golden(project / named)  # relative to the folder the suite ran in
+    written, _ = read_golden(project / named)  # relative to the folder the suite ran in
     words = get(f"{base}/api/results/toy/questions")
     assert (words["file"], words["source"]) == ("toy", named)
     assert words["changed"] is None and words["unavailable"] is None
     assert words["questions"] == [
-        {"id": r["id"], "question": r["question"],
-         "quotes": [{"doc": a.get("doc") or "", "quote": a["quote"]} for a in r["answers"]]}
-        for r in rows
+        {"id": q.id, "question": q.question,
+         "quotes": [{"doc": a.doc or "", "quote": a.quote} for a in q.answers or ()]}
+        for q in written.questions
     ]  # fmt: skip
     # a file that names no labels reads by ids alone, and says why
     alone = get(f"{base}/api/results/mini/questions")

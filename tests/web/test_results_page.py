@@ -333,7 +333,7 @@ def test_questions_read_with_their_words_beside_their_ids(page: Any, base: str, 
     """The question and its labelled quotes from the golden set the file names, in the questions
     behind a move and above a trace diff."""
     named = api(f"{base}/api/results/toy")["golden"]["path"]  # relative to the folder it ran in
-    golden = {str(q["id"]): q for q in read_golden(project / named)[1]}
+    golden = {q.id: q for q in read_golden(project / named)[0].questions}
     open_file(page, base, "toy")
     page.click("#pinned-table button.diff[data-row='bm25'][data-metric='mrr@10']")
     lines = page.locator("#results-moves tbody tr")
@@ -341,15 +341,15 @@ def test_questions_read_with_their_words_beside_their_ids(page: Any, base: str, 
     for line in lines.all():
         wanted = golden[line.get_attribute("data-question")]
         head = line.locator("th.question")
-        sync_api.expect(head.locator(".qid")).to_have_text(str(wanted["id"]))
-        sync_api.expect(head.locator("[data-field='question']")).to_have_text(wanted["question"])
+        sync_api.expect(head.locator(".qid")).to_have_text(wanted.id)
+        sync_api.expect(head.locator("[data-field='question']")).to_have_text(wanted.question)
         sync_api.expect(head.locator("[data-field='quote'] q")).to_have_text(
-            [a["quote"] for a in wanted["answers"]]
+            [a.quote for a in wanted.answers or ()]
         )
     first = lines.first
     wanted = golden[first.get_attribute("data-question")]
     first.locator("button.open-trace").click()
-    sync_api.expect(page.locator("#trace-question [data-field='question']")).to_have_text(wanted["question"])
+    sync_api.expect(page.locator("#trace-question [data-field='question']")).to_have_text(wanted.question)
     # a file that names no labels reads by ids alone, and says why
     open_file(page, base, "mini")
     sync_api.expect(page.locator("#questions-note")).to_contain_text("names no labels file")

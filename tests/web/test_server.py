@@ -334,8 +334,9 @@ def test_a_server_started_with_phrasings_offers_them_up_to_its_own_count(toy_sto
     [
         (b"{not json", 400, "the request body is not JSON"),
         (b'["question"]', 422, "not a JSON object"),
-        (b'{"question": ""}', 422, "question: is missing or empty"),
-        (b'{"question": "   "}', 422, "question: is missing or empty"),
+        (b'{"question": ""}', 422, "request: question='': is empty. Send JSON such as"),
+        (b'{"question": "   "}', 422, "request: question=' ': is empty"),  # the error's spaces collapse
+        (b'{"generate": false}', 422, "request: question: is missing. Send JSON such as"),
         (b'{"questoin": "pads"}', 422, "Did you mean 'question'?"),
         (b'{"question": "pads", "config": {"top_kk": 3}}', 422, "Did you mean 'top_k'?"),
         (b'{"question": "pads", "config": {"top_k": 0}}', 422, "top_k"),
