@@ -34,7 +34,7 @@ from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import InputError
 from clear_rag.generate.planner import Planner
-from clear_rag.generate.support import judge
+from clear_rag.generate.verdicts import judge
 from clear_rag.ingest import discover, ingest
 from clear_rag.providers.base import describe
 from clear_rag.providers.select import support_checker

@@ -245,7 +245,7 @@ def adapted_model(
         description=f"The technique rows on {layout.suite.name}'s real questions with the adapted {kind}.",
     )
     def adaptation_measured(paths: PathsResource, embedder: EmbedderResource) -> MaterializeResult:  # type: ignore[type-arg]
-        from clear_rag.eval import check
+        from clear_rag.eval import agreement, check, probes
         from clear_rag.models import trained_embedder
 
         log = get_dagster_logger().info
@@ -256,10 +256,10 @@ def adapted_model(
             return MaterializeResult(
                 data_version=DataVersion("absent"), metadata={"skipped": f"no adapted {kind} in {folder}"}
             )
-        settings = check.CheckSettings()
+        settings = probes.CheckSettings()
         model = trained_embedder(folder) if kind == "embedder" else embedder.get()
         reranker = str(folder) if kind == "reranker" else check.RERANKER
-        measured = check.suite_agreement(
+        measured = agreement.suite_agreement(
             str(layout.suite.path),
             embedder=model,
             reranker=reranker,
@@ -268,14 +268,14 @@ def adapted_model(
         )
         path = Path(paths.results_dir) / "check" / f"{adaptation.result(layout.suite.name)}.json"
         named = f"--reranker {folder}" if kind == "reranker" else f"--embedder {folder}"
-        document = check.agreement_document(
+        document = agreement.agreement_document(
             [measured],
             settings=settings,
             embedder=str(getattr(model, "name", "")),
             reranker=reranker,
             command=f"clear-rag check --agreement {layout.suite.name} {named} --save-results --out {path}",
         )
-        check.save_agreement(path, document)
+        agreement.save_agreement(path, document)
         return MaterializeResult(
             data_version=DataVersion(str(manifest["cache_key"])),
             metadata={"path": str(path), "kendall_tau": measured["agreement"]["kendall_tau"]},

@@ -52,7 +52,9 @@ import numpy.typing as npt  # noqa: E402
 from bench.common import ROOT, SCIFACT, write_result  # noqa: E402
 from clear_rag.index import prepass  # noqa: E402
 from clear_rag.index.ann import AnnIndex, AnnSettings, default_nlist  # noqa: E402
-from clear_rag.index.vectors import VectorIndex, l2_normalise, scores_of, top_k  # noqa: E402
+from clear_rag.index.dense import l2_normalise, scores_of  # noqa: E402
+from clear_rag.index.selection import top_k  # noqa: E402
+from clear_rag.index.vectors import VectorIndex  # noqa: E402
 
 K = 10
 SEED = 20240607

@@ -50,7 +50,8 @@ import numpy as np  # noqa: E402
 
 from bench.common import ROOT, SCIFACT, ZipfText, reset_peak, status_kb, write_result  # noqa: E402
 from clear_rag.index.bm25 import BM25Index  # noqa: E402
-from clear_rag.index.vectors import VectorIndex, default_threads, l2_normalise  # noqa: E402
+from clear_rag.index.dense import default_threads, l2_normalise  # noqa: E402
+from clear_rag.index.vectors import VectorIndex  # noqa: E402
 
 K, K1, B = 10, 1.2, 0.75
 SEED = 20240607

@@ -87,7 +87,7 @@ def test_nothing_reaches_into_dagster_private_modules() -> None:
 
 def test_the_reproduction_check_imports_no_heavy_library() -> None:
     """``results/reproduce.py`` reads result files for ``assets.run`` through the one reader (JSON and the
-    schema's check): no duckdb (``results/queries.py`` only), lazily or not."""
+    schema's check): no duckdb (``results/queries.py`` and ``results/snapshot.py`` only), lazily or not."""
     reproduce = PACKAGE / "results" / "reproduce.py"
     assert "clear_rag.results.files" in _imports(reproduce)
     assert {n for n in _imports(PACKAGE / "results" / "files.py") if n.split(".")[0] in HEAVY} == set()

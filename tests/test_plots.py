@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from clear_rag.report.plots import BLUE, MUTED, categories_svg, loss_svg, ratio_svg, suite_svg
+from clear_rag.report.logplots import ratio_svg
+from clear_rag.report.plots import categories_svg, loss_svg, suite_svg
+from clear_rag.report.svg import BLUE, MUTED
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"

@@ -363,7 +363,7 @@ def test_the_scale_curves_plot_every_engine_at_every_point() -> None:
 
 
 def test_a_curve_on_log_axes_rejects_a_zero() -> None:
-    from clear_rag.report.plots import curves_svg
+    from clear_rag.report.logplots import curves_svg
 
     with pytest.raises(ValueError, match="positive finite"):
         curves_svg("t", [("p", "y", [("a", [(1.0, 0.0)])])], "x", "source")

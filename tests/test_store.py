@@ -141,7 +141,7 @@ def test_chunkers_are_the_distinct_settings_of_the_records(tmp_path: Path) -> No
 
 
 def test_titles_are_the_first_heading_else_the_first_line_with_words(tmp_path: Path) -> None:
-    from clear_rag.store.sqlite import TITLE_CHARS
+    from clear_rag.store.reading import TITLE_CHARS
 
     long_line = "word " * 40
     docs = {

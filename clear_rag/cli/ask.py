@@ -244,7 +244,7 @@ def replay_command(
 ) -> None:
     """Print a stored trace: every stage, its candidates and rank moves, what supports each sentence of
     the answer. Needs no model."""
-    from clear_rag.generate.support import judge
+    from clear_rag.generate.verdicts import judge
 
     try:
         with open_existing(store) as opened:

@@ -18,10 +18,10 @@ import typer
 
 from clear_rag.cli.app import EmbedderOption, StoreOption, app, fail
 from clear_rag.errors import ClearRagError
-from clear_rag.eval import check
+from clear_rag.eval import agreement, check
 from clear_rag.store.sqlite import DEFAULT_DIR
 
-AGREEMENT = Path("results") / check.AGREEMENT
+AGREEMENT = Path("results") / agreement.AGREEMENT
 DEFAULT_RERANKER = check.RERANKER
 
 ProbesOption = Annotated[int, typer.Option("--probes", help="Probe questions drawn from the store.")]
@@ -48,7 +48,7 @@ def _row_line(entry: dict[str, Any], metric: str) -> str:
 
 def trust_lines(path: Path = AGREEMENT) -> list[str]:
     """What ``results/check/agreement.json`` says of how far the check's verdicts can be trusted."""
-    measured = check.agreement_summary(path)
+    measured = agreement.agreement_summary(path)
     if not measured:
         return [f"How far to trust this is not measured here ({path} is missing)."]
     lines = [f"How far to trust it, measured against real questions ({path}):"]
@@ -84,7 +84,9 @@ def check_command(
     ] = None,
 ) -> None:
     """Which techniques help on this store, from probe questions cut from its own text (no labels)."""
-    from clear_rag.eval.check import CheckSettings, check_store, suite_agreement
+    from clear_rag.eval.agreement import suite_agreement
+    from clear_rag.eval.check import check_store
+    from clear_rag.eval.probes import CheckSettings
     from clear_rag.eval.stores import stores_root
     from clear_rag.providers.select import make_embedder
     from clear_rag.store.sqlite import Store
@@ -107,14 +109,14 @@ def check_command(
                         _row_line(real, entry["metric"]) + "   probes:" + _row_line(probe, "ndcg@10")[32:]
                     )
             if save_results:
-                document = check.agreement_document(
+                document = agreement.agreement_document(
                     measured,
                     settings=settings,
                     embedder=getattr(model, "name", embedder),
                     reranker=reranker,
                     command=shlex.join(["clear-rag", *sys.argv[1:]]),
                 )
-                typer.echo(f"wrote {check.save_agreement(out or AGREEMENT, document)}")
+                typer.echo(f"wrote {agreement.save_agreement(out or AGREEMENT, document)}")
             return
         opened: Store = open_corpus(store)
         try:

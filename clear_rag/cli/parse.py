@@ -24,7 +24,8 @@ import typer
 
 from clear_rag.cli.app import app, fail
 from clear_rag.errors import ClearRagError, InputError, ModelError
-from clear_rag.eval.parse import DocumentScore, Truth, furniture_occurrences, overall, score_document
+from clear_rag.eval.parse.document import DocumentScore, Truth, overall, score_document
+from clear_rag.eval.parse.furniture import furniture_occurrences
 from clear_rag.parse.base import Parser
 
 DEFAULT_FOLDER = Path("corpora") / "10k" / "pdf"

@@ -99,7 +99,7 @@ def sql_command(
 def views_command(results_dir: ResultsOption = Path("results")) -> None:
     """List the views with their columns, and the named queries."""
     _need_duckdb()
-    from clear_rag.results import queries
+    from clear_rag.results import queries, views
 
     try:
         con = queries.connect(results_dir)
@@ -110,13 +110,13 @@ def views_command(results_dir: ResultsOption = Path("results")) -> None:
     finally:
         con.close()
     for name, columns in described.items():
-        typer.echo(f"{name}: {queries.doc(queries.VIEWS[name])}")
+        typer.echo(f"{name}: {queries.doc(views.VIEWS[name])}")
         width = max(len(c) for c, _ in columns)
         for column, kind in columns:
             typer.echo(f"  {column:<{width}}  {kind}")
     typer.echo("named queries (clear-rag results show NAME):")
-    width = max(len(n) for n in queries.QUERIES)
-    for name, build in queries.QUERIES.items():
+    width = max(len(n) for n in views.QUERIES)
+    for name, build in views.QUERIES.items():
         typer.echo(f"  {name:<{width}}  {queries.doc(build)}")
     typer.echo("the files as read, nested: result_files() (one row per file), result_rows() (a row each, r)")
 

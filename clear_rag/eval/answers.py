@@ -52,7 +52,7 @@ from typing import Any
 from clear_rag.eval.golden import Question
 from clear_rag.eval.metrics import Span, covers
 from clear_rag.generate.prompt import is_refusal
-from clear_rag.generate.support import judge
+from clear_rag.generate.verdicts import judge
 from clear_rag.types import Support, Trace
 
 CHECK_METRICS = (

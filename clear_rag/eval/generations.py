@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from clear_rag.eval.suite import Suite
-from clear_rag.generate.cache import CachedChat, GenerationCache
+from clear_rag.generate.cache import CachedChat
+from clear_rag.generate.generations import GenerationCache
 from clear_rag.providers.base import ChatModel
 
 COMMITTED = Path("results")  # the result files the README renders, and their generations

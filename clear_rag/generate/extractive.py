@@ -15,7 +15,7 @@ The rule, fixed before it was measured (``results/answers.json`` measures it):
    terms are read by the support model (the shipped cross-encoder, at sentence level), and its logit
    and the coverage are calibrated into ``p``, the chance that the window answers.
 3. **Refusal.** A window *answers* when it looks like it answers the question by the check's rule:
-   ``p`` at least ``support.BOUNDARY`` (0.5) and every number and name of the question in it. When no
+   ``p`` at least ``verdicts.BOUNDARY`` (0.5) and every number and name of the question in it. When no
    window answers, the reply is the refusal (``prompt.REFUSAL``): the answerer refuses exactly when the
    check says retrieval looks weak.
 4. **How many.** The best answering window (highest ``p``, then coverage, then the order the sources

@@ -8,7 +8,7 @@ for every question. It has two steps, and only the first needs a model:
    (``clear_rag.generate.sentences``), as spans of the document. For each window:
 
    - ``coverage``, the lexical measure: the share of the text's content terms (the keyword index's
-     terms, Porter-stemmed, less ``STOPWORDS``) that the window holds;
+     terms, Porter-stemmed, less ``STOPWORDS``: ``clear_rag.generate.terms``) that the window holds;
    - ``missing``: the numbers and names of the text (``facts``) the window does not hold (a sentence
      saying 2019 is not supported by a window saying 2011, nor one naming Oxford by a window naming
      Aldermere, however alike the rest);
@@ -20,7 +20,8 @@ for every question. It has two steps, and only the first needs a model:
 
    The best window of each passage (highest probability, then coverage) is its ``Evidence``.
 
-2. **Judging** (``judge``), a pure function of the evidence, so a replay gives the same verdicts.
+2. **Judging** (``judge``, in ``clear_rag.generate.verdicts``), a pure function of the evidence, so a
+   replay gives the same verdicts.
    A window *supports* a text when its probability is at least ``BOUNDARY`` and it misses none of
    the text's numbers and names. For the question, a passage that supports it *looks like it answers*
    it.
@@ -55,9 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,25 +64,13 @@ import numpy as np
 
 from clear_rag.generate.prompt import cited_numbers, is_refusal
 from clear_rag.generate.sentences import sentence_spans, windows
-from clear_rag.index.analyze import Analyzer
+from clear_rag.generate.terms import ANALYZER, content_terms, coverage, facts, without_markers
+from clear_rag.generate.verdicts import judge, supports, weak_retrieval
 from clear_rag.providers.base import Reranker, describe
 from clear_rag.types import Evidence, SentenceSupport, Support
 
-BOUNDARY = 0.5
 SHORTLIST = 12  # windows per text the model scores: about 0.1 s of a MiniLM cross-encoder on two cores
 OUTSIDE = 20  # candidates outside the context looked at, best ranked first
-
-# Function words of English, written here: what a sentence says is in the other words.
-_FUNCTION_WORDS = """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just me more
-    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves answer source sources according"""
-STOPWORDS = frozenset(_FUNCTION_WORDS.split())
-_ANALYZER = Analyzer(stem=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,47 +101,6 @@ class Calibration:
 
 
 UNCALIBRATED = Calibration()
-
-
-def content_terms(text: str) -> list[str]:
-    """The terms a text claims something with: the index's terms, stemmed, less stopwords and the
-    numbers of its ``[n]`` citation markers."""
-    bare = _without_markers(text)
-    return [t for t in _ANALYZER.terms(bare) if t not in STOPWORDS]
-
-
-def facts(text: str) -> list[str]:
-    """The terms of a text that a supporting window must hold every one of: its numbers (years,
-    amounts, counts) and its names (words written with a capital after the text's first word), the
-    two things a model most often gets wrong while the rest of the sentence reads right."""
-    bare = _without_markers(text)
-    named = [m.group(0) for m in _NAME.finditer(bare) if m.start() > _first_word_end(bare)]
-    name_terms = {t for word in named for t in _ANALYZER.terms(word)}
-    return list(
-        dict.fromkeys(
-            t
-            for t in _ANALYZER.terms(bare)
-            if t not in STOPWORDS and (any(ch.isdigit() for ch in t) or t in name_terms)
-        )
-    )
-
-
-_NAME = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")
-
-
-def _first_word_end(text: str) -> int:
-    found = re.search(r"\w+", text)
-    return found.end() if found else 0
-
-
-def coverage(text_terms: Sequence[str], window_terms: AbstractSet[str]) -> float:
-    """The share of the distinct content terms of a text that a window holds; 0 for a text with none."""
-    distinct = set(text_terms)
-    return len(distinct & window_terms) / len(distinct) if distinct else 0.0
-
-
-def _without_markers(text: str) -> str:
-    return re.sub(r"\[\d{1,3}\]", " ", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +184,7 @@ class SupportChecker:
             return []
         order = sorted(range(len(rows)), key=lambda i: (-rows[i][3], i))[: shortlist or self.shortlist]
         texts = [sources[rows[i][0]].text[rows[i][1] : rows[i][2]] for i in order]
-        logits = np.asarray(self.model.score(_without_markers(text).strip(), texts), dtype=np.float64)
+        logits = np.asarray(self.model.score(without_markers(text).strip(), texts), dtype=np.float64)
         found = []
         for i, logit in zip(order, logits.tolist(), strict=True):
             n, start, end, cover, missing = rows[i]
@@ -270,134 +216,6 @@ def _windows(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
     """A source's windows with their terms: cut and analysed once for the question and every sentence
     of the answer, which are each read against the same passages."""
     return tuple(
-        (start, end, frozenset(_ANALYZER.terms(text[start:end])))
+        (start, end, frozenset(ANALYZER.terms(text[start:end])))
         for start, end in windows(sentence_spans(text))
     )
-
-
-def supports(probability: float, missing: Sequence[str]) -> bool:
-    """Whether a window supports a text: calibrated probability at the boundary or above, and every
-    number and name of the text in it."""
-    return probability >= BOUNDARY and not missing
-
-
-def weak_retrieval(answers: Sequence[Evidence], outside: Sequence[Evidence]) -> tuple[bool, str]:
-    """Retrieval looks weak when no packed passage looks like it answers the question; the reason
-    names the best packed passage's probability and an outside candidate that does look like it."""
-    if any(e.supports for e in answers):
-        return False, ""
-    best = max(answers, key=lambda e: e.probability, default=None)
-    said = (
-        f"no passage of the context looks like it answers the question (best [{best.number}], "
-        f"p {best.probability:.2f} against {BOUNDARY})"
-        if best is not None
-        else "no passage of the context looks like it answers the question"
-    )
-    beyond = next((e for e in sorted(outside, key=lambda e: -e.probability) if e.supports), None)
-    if beyond is not None:
-        return True, f"{said}; {beyond.chunk_id} ({beyond.found}) does, but was not packed"
-    return True, f"{said}, nor does any other candidate in the top of a stage"
-
-
-def sentence_verdict(cited: Sequence[int], evidence: Sequence[Evidence], *, claim: bool) -> tuple[str, str]:
-    """A sentence's kind (one of ``SUPPORT_KINDS``) and its verdict in words."""
-    if not claim:
-        return "no claim", "no claim to check"
-    backing = [e.number for e in evidence if e.supports and e.number > 0]
-    named = list(cited)
-    if named:
-        agreeing = [n for n in named if n in backing]
-        if agreeing:
-            return "supported", f"supported by {_refs(agreeing)}"
-        if backing:
-            return "miscited", f"cited {_refs(named)} but supported by {_refs(backing)}"
-        return "cited, unsupported", f"cited {_refs(named)}, not supported by it"
-    if backing:
-        return "supported", f"supported by {_refs(backing)} (not cited)"
-    return "unsupported", "supported by no passage"
-
-
-def judge(support: Support, answer: str) -> Support:
-    """Every decision of ``support`` taken again from its evidence: the windows' ``supports``, each
-    sentence's verdict, the weak-retrieval warning and the answer's line. Pure, so that a stored
-    trace replays to the same verdicts."""
-
-    def decided(e: Evidence) -> Evidence:
-        return dataclasses.replace(e, supports=supports(e.probability, e.missing))
-
-    answers = tuple(map(decided, support.answers))
-    outside = tuple(map(decided, support.outside))
-    sentences = []
-    for s in support.sentences:
-        evidence = tuple(map(decided, s.evidence))
-        kind, verdict = sentence_verdict(s.cited, evidence, claim=bool(content_terms(s.text)))
-        sentences.append(dataclasses.replace(s, evidence=evidence, kind=kind, verdict=verdict))
-    weak, weak_reason = weak_retrieval(answers, outside)
-    judged = dataclasses.replace(
-        support,
-        answers=answers,
-        outside=outside,
-        weak=weak,
-        weak_reason=weak_reason,
-        sentences=tuple(sentences),
-    )
-    line, reason = answer_line(judged, answer)
-    return dataclasses.replace(judged, line=line, reason=reason)
-
-
-def answer_line(support: Support, answer: str) -> tuple[str, str]:
-    """The answer's one line and the sentence behind it (see the module docstring for the order)."""
-    if not answer:
-        return "", ""
-    answering = [e.number for e in support.answers if e.supports]
-    claims = [(i, s) for i, s in enumerate(support.sentences, start=1) if s.kind != "no claim"]
-    if is_refusal(answer) or not claims:
-        said = "the answer is a refusal" if is_refusal(answer) else "the answer makes no claim"
-        if answering:
-            return "refused", f"{said}, although {_answering(answering)}"
-        return "refused", f"{said}; no passage of the context looks like it answers the question"
-    if not answering:
-        return "retrieval missed it", support.weak_reason
-    looks = _answering(answering)
-    for i, s in claims:
-        backing = [e.number for e in s.evidence if e.supports]
-        if s.kind == "miscited":
-            return (
-                "the model ignored it",
-                f"sentence {i} cites {_refs(s.cited)} but {_refs(backing)} supports it",
-            )
-        if s.kind == "cited, unsupported":
-            return (
-                "the model ignored it",
-                f"sentence {i} cites {_refs(s.cited)}, which does not support it; {looks}",
-            )
-        if s.kind == "unsupported":
-            return "the model ignored it", f"sentence {i} is supported by no passage; {looks}"
-    used = [e for _, s in claims for e in s.evidence if e.supports]
-    if not {e.number for e in used} & set(answering):
-        return "the model ignored it", f"{looks}; the answer uses {_refs(sorted({e.number for e in used}))}"
-    # Using the passage is not enough: the answer must draw on the words of it that answer the question.
-    # A sentence copied from another part of the right passage (its heading, say) says something true,
-    # and not what was asked.
-    if not any(_overlap(e, a) for e in used for a in support.answers if a.supports):
-        return "the model ignored it", f"{looks}, in words the answer does not use"
-    uncited = any(not s.cited for _, s in claims)
-    return "supported", "every sentence is supported by a passage" + (
-        " (some by one they do not cite)" if uncited else " it cites"
-    )
-
-
-def _overlap(a: Evidence, b: Evidence) -> bool:
-    """Whether two windows share text: the same document, and spans that meet."""
-    return a.doc_id == b.doc_id and a.start < b.end and b.start < a.end
-
-
-def _answering(numbers: Sequence[int]) -> str:
-    """``[2] looks like it answers the question``, or ``[1][2] look like they answer it``."""
-    if len(set(numbers)) == 1:
-        return f"{_refs(numbers)} looks like it answers the question"
-    return f"{_refs(numbers)} look like they answer the question"
-
-
-def _refs(numbers: Sequence[int]) -> str:
-    return "".join(f"[{n}]" for n in dict.fromkeys(numbers))

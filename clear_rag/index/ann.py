@@ -29,7 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.errors import ConfigError
-from clear_rag.index.vectors import VectorIndex, l2_normalise
+from clear_rag.index.dense import l2_normalise
+from clear_rag.index.vectors import VectorIndex
 
 Backend = Literal["hnsw", "ivf"]
 BACKENDS: tuple[str, ...] = get_args(Backend)

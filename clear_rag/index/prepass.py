@@ -27,7 +27,7 @@ the k largest ``lo`` have exact scores of at least ``L``, so the k-th best exact
 at least ``L``. A row of the exact top k, or one tied with ``e_k``, has ``hi >= e >= e_k >= L``; so
 keeping every row with ``hi >= L`` keeps them all, and the survivors scored exactly and ranked by
 score then id give the list a full exact pass gives. ``L`` itself is found cheaply, as
-:func:`clear_rag.index.vectors.top_rows` finds its bar: the k-th largest ``lo`` of every 32nd row is
+:func:`clear_rag.index.selection.top_rows` finds its bar: the k-th largest ``lo`` of every 32nd row is
 never above the true ``L``, so the rows with ``hi`` at least that bar hold the k largest ``lo``, and
 ``L`` is taken exactly among them.
 
@@ -55,7 +55,7 @@ IntArray = npt.NDArray[np.intp]
 
 U = 2.0**-24  # unit roundoff of float32
 SLACK = 16 * U  # roundings of a ± bound and of the bound's own product; scores are at most about 1
-SAMPLE_STRIDE = 32  # as in clear_rag.index.vectors.top_rows
+SAMPLE_STRIDE = 32  # as in clear_rag.index.selection.top_rows
 
 
 def gamma(n: int) -> float:

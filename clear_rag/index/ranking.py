@@ -20,7 +20,7 @@ import numpy.typing as npt
 from clear_rag.index import compiled
 from clear_rag.index.postings import Postings, dense_rows
 from clear_rag.index.scoring import FloatArray, IntArray, summation_order, term_bounds
-from clear_rag.index.vectors import top_rows
+from clear_rag.index.selection import top_rows
 
 ObjectArray = npt.NDArray[np.object_]
 

@@ -1,10 +1,10 @@
 """Exact vector search over an L2-normalised float32 matrix.
 
-One matrix-vector product scores every vector, ``np.argpartition`` finds the top k without
-sorting the rest, and only the winners are sorted, by score and then by id so that two runs give
-the same list. Exact search over a few hundred thousand chunks takes milliseconds; an approximate
-index is worth its recall loss only as a measured experiment (``clear_rag.index.ann``,
-``bench/ann.py``).
+One matrix-vector product scores every vector (``clear_rag.index.dense``), ``np.argpartition``
+finds the top k without sorting the rest, and only the winners are sorted, by score and then by id
+so that two runs give the same list (``clear_rag.index.selection``). Exact search over a few hundred
+thousand chunks takes milliseconds; an approximate index is worth its recall loss only as a measured
+experiment (``clear_rag.index.ann``, ``bench/ann.py``).
 
 From ``PREPASS_MIN`` vectors on, one query is answered by the int8 pre-pass of
 :mod:`clear_rag.index.prepass`: a quantised copy (a quarter of the bytes) rules out every row that
@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,80 +28,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from clear_rag import environ
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
-from clear_rag.index import compiled
+from clear_rag.index import compiled, dense
+from clear_rag.index.dense import FloatArray, default_threads, l2_normalise, scores_of, shared_pool
 from clear_rag.index.files import REBUILD, write_array
+from clear_rag.index.selection import top_k
 
 VECTORS_FILE = "vectors.npy"
 IDS_FILE = "ids.json"
 FILES = (VECTORS_FILE, IDS_FILE)  # every file ``save`` writes
-
-FloatArray = npt.NDArray[np.float32]
-
-
-def l2_normalise(vectors: npt.NDArray[np.floating[Any]]) -> FloatArray:
-    """``v / ||v||_2`` row by row, in float64 and then stored as float32; zero rows stay zero."""
-    rows = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
-    out = np.zeros_like(rows)
-    np.divide(rows, norms, out=out, where=norms > 0)
-    return out.astype(np.float32)
-
-
-# A matrix of at least this many floats (8 MB) is scored by several threads, one slice of rows each.
-# Scoring one query reads the whole matrix once, so its speed is the memory bandwidth one core can
-# draw; a second core draws about as much again (measured in bench/retrieval.py). Below this size the
-# matrix sits in cache and handing out slices costs more than it saves.
-PARALLEL_MIN = 1 << 21
-ROW_ALIGN = 64
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def default_threads() -> int:
-    """Threads one search uses: ``$CLEAR_RAG_THREADS`` if set, else the cores this process may use."""
-    configured = environ.whole_number(environ.THREADS)
-    if configured is not None:
-        return configured
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _shared_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(thread_name_prefix="clear-rag-vectors")
-        return _pool
-
-
-def scores_of(matrix: FloatArray, query: FloatArray, threads: int = 1) -> FloatArray:
-    """``matrix @ query``; a large matrix is split into ``threads`` slices of rows scored at once.
-
-    numpy releases the GIL inside the product, so the slices really run in parallel. Each row's
-    score is the same dot product either way, so the split changes no score.
-    """
-    rows = matrix.shape[0]
-    if threads <= 1 or matrix.size < PARALLEL_MIN:
-        return np.asarray(matrix @ query, dtype=np.float32)
-    out = np.empty(rows, dtype=np.float32)
-    # Slices start at multiples of ROW_ALIGN rows: the BLAS kernel scores rows in small groups with a
-    # tail path for what is left over, and equal grouping is what keeps each score bit for bit the same.
-    bounds = [min(rows, round(rows * i / threads / ROW_ALIGN) * ROW_ALIGN) for i in range(threads + 1)]
-    bounds[-1] = rows
-    slices = list(itertools.pairwise(bounds))
-    pool = _shared_pool()
-    # The calling thread scores the first slice itself rather than wait idle.
-    pending: list[Future[FloatArray]] = [
-        pool.submit(np.matmul, matrix[lo:hi], query, out=out[lo:hi]) for lo, hi in slices[1:]
-    ]
-    lo, hi = slices[0]
-    np.matmul(matrix[lo:hi], query, out=out[lo:hi])
-    for job in pending:
-        job.result()
-    return out
 
 
 # From this many vectors on, ``search`` runs the int8 pre-pass (clear_rag.index.prepass). Below it the
@@ -123,40 +56,6 @@ def _prepass() -> ModuleType | None:
 
 # Queries scored together by search_many: their scores take QUERY_BLOCK x 4 bytes per vector.
 QUERY_BLOCK = 256
-# One score in SAMPLE_STRIDE sets the bar in top_rows; about k * SAMPLE_STRIDE rows then clear it.
-SAMPLE_STRIDE = 32
-
-
-def top_rows(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]:
-    """The rows of the ``k`` best scores and of every score tied with the k-th best, in row order.
-
-    ``argpartition`` alone would cut a tie at the k-th place arbitrarily, so every score at least
-    as high as the k-th best is kept, and the caller's id order decides among the tied ones.
-    Finding the k-th best of all n scores is a partition of n; the k-th best of an evenly strided
-    sample is found in a partition of n / 32 and is never higher (the sample's k best are k of
-    the scores), so only the few rows clearing that bar are partitioned exactly.
-    """
-    n = scores.shape[0]
-    if k >= n:
-        return np.arange(n)
-    sample = scores[::SAMPLE_STRIDE]
-    if sample.shape[0] > k:
-        bar = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
-        rows = np.flatnonzero(scores >= bar)
-    else:
-        rows = np.arange(n)
-    if rows.shape[0] > k:
-        kth_best = np.partition(scores[rows], rows.shape[0] - k)[rows.shape[0] - k]
-        rows = rows[scores[rows] >= kth_best]
-    return rows
-
-
-def top_k(scores: npt.NDArray[np.float32], ids: Sequence[str], k: int) -> list[tuple[str, float]]:
-    """The ``k`` best ``(id, score)`` pairs, by score descending and then id ascending."""
-    rows = top_rows(scores, k)
-    pairs = [(ids[i], score) for i, score in zip(rows.tolist(), scores[rows].tolist(), strict=True)]
-    pairs.sort(key=lambda pair: (-pair[1], pair[0]))
-    return pairs[:k]
 
 
 def _check_k(k: int) -> None:
@@ -175,7 +74,7 @@ class VectorIndex:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise ValueError(f"VectorIndex dim={dim!r} is invalid; use the embedder's dimension")
         self.dim = dim
-        # Threads one search may use on a large matrix (see PARALLEL_MIN); 1 scores on the caller's.
+        # Threads one search may use on a large matrix (see dense.PARALLEL_MIN); 1 scores on the caller's.
         self.threads = default_threads() if threads is None else max(1, threads)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
@@ -288,14 +187,14 @@ class VectorIndex:
         quantised = self._quantised
         rows = len(self._ids)
         lo, hi = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
-        threads = self.threads if quantised.codes.size >= PARALLEL_MIN else 1
+        threads = self.threads if quantised.codes.size >= dense.PARALLEL_MIN else 1
         bounds = [min(rows, round(rows * i / threads)) for i in range(threads + 1)]
         slices = [
             (prepass.Quantised(quantised.codes[a:b], quantised.scale[a:b], quantised.bound[a:b]), a, b)
             for a, b in itertools.pairwise(bounds)
         ]
         pending = [
-            _shared_pool().submit(prepass.bounds, part, query, lo[a:b], hi[a:b]) for part, a, b in slices[1:]
+            shared_pool().submit(prepass.bounds, part, query, lo[a:b], hi[a:b]) for part, a, b in slices[1:]
         ]
         part, a, b = slices[0]
         prepass.bounds(part, query, lo[a:b], hi[a:b])

@@ -22,7 +22,8 @@ from clear_rag.errors import ClearRagError, UnreadableFileError
 from clear_rag.ingest.walk import Discovery, shown, walk_paths
 from clear_rag.parse.base import Parser
 from clear_rag.parse.registry import file_type_of, get_parser
-from clear_rag.store.sqlite import DocumentRecord, Store
+from clear_rag.store.reading import DocumentRecord
+from clear_rag.store.sqlite import Store
 from clear_rag.types import Document
 
 Action = Literal["added", "updated", "rechunked", "unchanged", "failed", "skipped", "pruned"]

@@ -59,14 +59,14 @@ def _answers(name: str, results: Results) -> bytes | None:
 
 
 def _ratios(name: str, results: Results) -> bytes | None:
-    from clear_rag.report import plots
+    from clear_rag.report import logplots
     from clear_rag.report.bench import bench_ratios
 
     found = bench_ratios(results.load(name), name.removeprefix("bench/"))
     if found is None:
         return None
     title, bars, xlabel = found
-    return plots.ratio_svg(title, bars, xlabel, _source(name, results))
+    return logplots.ratio_svg(title, bars, xlabel, _source(name, results))
 
 
 SUITE_PLOTS: dict[str, Plot] = {
@@ -78,14 +78,14 @@ SUITE_PLOTS: dict[str, Plot] = {
 
 
 def _curves(name: str, results: Results) -> bytes | None:
-    from clear_rag.report import plots
+    from clear_rag.report import logplots
     from clear_rag.report.bench import scale_curves
 
     found = scale_curves(results.load(name), name.removeprefix("bench/"))
     if found is None:
         return None
     title, panels, xlabel = found
-    return plots.curves_svg(title, panels, xlabel, _source(name, results))
+    return logplots.curves_svg(title, panels, xlabel, _source(name, results))
 
 
 BENCH_PLOTS: dict[str, Plot] = {"ratios": _ratios, "curves": _curves}

@@ -24,7 +24,8 @@ from pathlib import Path
 from clear_rag.errors import StoreError
 from clear_rag.locks import locked
 from clear_rag.store import versions
-from clear_rag.store.sqlite import INGEST_LOCK, Store, read_generation
+from clear_rag.store.database import read_generation
+from clear_rag.store.sqlite import INGEST_LOCK, Store
 
 
 class Snapshot(Store):

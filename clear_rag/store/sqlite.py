@@ -22,7 +22,7 @@ import json
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,89 +30,22 @@ from types import TracebackType
 from typing import Literal
 
 from clear_rag import environ
-from clear_rag import trace as trace_json
 from clear_rag.errors import StoreError
 from clear_rag.locks import locked
 from clear_rag.store import versions
+from clear_rag.store.database import GENERATION, read_generation
 from clear_rag.store.opening import connect, prepare_folder, store_failure, write_refusal
-from clear_rag.types import Block, Chunk, Document, Trace
+from clear_rag.store.reading import Reading
+from clear_rag.store.schema import SCHEMA, SCHEMA_VERSION
+from clear_rag.store.traces import TraceLog
+from clear_rag.types import Chunk, Document
 
-SCHEMA_VERSION = 1
 DB_NAME = "clear-rag.db"
 DEFAULT_DIR = ".clear-rag"  # the store of a project, in the folder a command runs in
-TITLE_CHARS = 80  # a title longer than this is cut, with an ellipsis
 STORE_ENV = environ.STORE.name  # or the store this names, as --store does
 OpenMode = Literal["auto", "write", "read"]
-GENERATION = "generation"  # the meta key counting changes to documents and chunks
 INDEXED = "indexed generation"  # the meta key: the generation the indexes were last brought up to
 INGEST_LOCK = "ingest"  # .ingest.lock in the store folder: held shared while an ingest changes documents
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE documents (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    media_type TEXT NOT NULL,
-    parser TEXT NOT NULL,
-    chunker TEXT NOT NULL,
-    size_bytes INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    ingested_at TEXT NOT NULL
-);
-CREATE TABLE blocks (
-    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    start INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
-    level INTEGER NOT NULL,
-    meta TEXT NOT NULL,
-    PRIMARY KEY (doc_id, position)
-);
-CREATE TABLE chunks (
-    id TEXT PRIMARY KEY,
-    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    start INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
-    token_count INTEGER NOT NULL
-);
-CREATE INDEX chunks_by_doc ON chunks (doc_id, position);
-CREATE TABLE traces (
-    id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    query TEXT NOT NULL,
-    config_hash TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX traces_by_time ON traces (created_at);
-CREATE TABLE IF NOT EXISTS turns (
-    conversation TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    question TEXT NOT NULL,
-    answer TEXT NOT NULL,
-    trace_id TEXT NOT NULL,
-    PRIMARY KEY (conversation, position)
-);
-"""
-
-# Conversations came after schema 1 without changing what it holds: a store made before them gains
-# the table on its first turn, and reads as having no conversations until then.
-_TURNS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS turns") :].strip().rstrip(";")
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """What the store knows about a document without loading its text."""
-
-    id: str
-    source: str
-    content_hash: str
-    media_type: str
-    parser: str
-    chunker: str
-    size_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +59,11 @@ class StoreStats:
     by_media_type: dict[str, int]
 
 
-class Store:
-    """One store directory. Use as a context manager, or call ``close()``."""
+class Store(Reading, TraceLog):
+    """One store directory. Use as a context manager, or call ``close()``.
+
+    Its reads of documents and chunks are ``clear_rag.store.reading``'s, its traces and conversations
+    ``clear_rag.store.traces``'s; opening, closing and every change to documents and chunks are here."""
 
     def __init__(
         self, directory: str | Path, *, root: str | Path | None = None, mode: OpenMode = "auto"
@@ -175,7 +111,7 @@ class Store:
     def _create(self, root: Path) -> None:
         with self.transaction():
             # executescript() would COMMIT first and break the transaction, so run statements singly.
-            for statement in _SCHEMA.strip().split(";\n"):
+            for statement in SCHEMA.strip().split(";\n"):
                 self._db.execute(statement)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
             self._set_meta("root", str(root.resolve()))
@@ -212,34 +148,6 @@ class Store:
         self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-    def transaction(self) -> _Transaction:
-        """``with store.transaction():`` commits on success and rolls back on any error.
-
-        A store opened read-only refuses here, by name, rather than in SQLite's own words.
-        """
-        if self.read_only:
-            raise StoreError(
-                "is read-only, so nothing can be written to it",
-                path=str(self.db_path),
-                fix="Check the permissions of the store folder and its database, or use another --store",
-            )
-        return _Transaction(self._db)
-
-    def get_meta(self, key: str) -> str | None:
-        try:
-            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        except sqlite3.OperationalError:
-            return None  # not a clear-rag database: the version check reports it
-        return None if row is None else str(row[0])
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-    def generation(self) -> int:
-        """How many changes to documents or chunks the store has had (0 for a store made before it
-        counted them): two reads that see one generation see the same documents and chunks."""
-        return read_generation(self._db)
 
     # -- generations and the ingest lock --------------------------------------------------------
 
@@ -336,157 +244,6 @@ class Store:
             versions.retire(self._db, doc_id, generation)
             self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
-    # -- reading ------------------------------------------------------------------------------
-
-    def record(self, doc_id: str) -> DocumentRecord | None:
-        row = self._db.execute(
-            "SELECT id, source, content_hash, media_type, parser, chunker, size_bytes "
-            "FROM documents WHERE id = ?",
-            (doc_id,),
-        ).fetchone()
-        return None if row is None else DocumentRecord(*row)
-
-    def records(self) -> list[DocumentRecord]:
-        rows = self._db.execute(
-            "SELECT id, source, content_hash, media_type, parser, chunker, size_bytes "
-            "FROM documents ORDER BY id"
-        ).fetchall()
-        return [DocumentRecord(*row) for row in rows]
-
-    def chunkers(self) -> list[str]:
-        """The distinct chunker settings the documents were chunked with (one per chunking), read
-        without loading every document's record: a store of 100,000 documents has one or two."""
-        rows = self._db.execute("SELECT DISTINCT chunker FROM documents ORDER BY chunker").fetchall()
-        return [str(row[0]) for row in rows]
-
-    def document(self, doc_id: str) -> Document:
-        row = self._db.execute(
-            "SELECT source, content_hash, text, media_type FROM documents WHERE id = ?", (doc_id,)
-        ).fetchone()
-        if row is None:
-            raise KeyError(doc_id)
-        blocks = tuple(
-            Block(kind, start, end, level, json.loads(meta))
-            for kind, start, end, level, meta in self._db.execute(
-                'SELECT kind, start, "end", level, meta FROM blocks WHERE doc_id = ? ORDER BY position',
-                (doc_id,),
-            )
-        )
-        source, content_hash, text, media_type = row
-        return Document(doc_id, source, content_hash, text, blocks, media_type)
-
-    def titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
-        """Each known document's title as a person would name it: its first heading's text, else its
-        first line that holds any word, cut to TITLE_CHARS; ids the store does not hold are left out.
-        Read in SQL (the heading's span sliced there), so no document's whole text is loaded."""
-        wanted = list(dict.fromkeys(doc_ids))
-        found: dict[str, str] = {}
-        for at in range(0, len(wanted), 500):  # under SQLite's bound on host parameters
-            batch = wanted[at : at + 500]
-            marks = ",".join("?" * len(batch))
-            rows = self._db.execute(
-                f"""SELECT d.id,
-                        (SELECT substr(d.text, b.start + 1, min(b."end" - b.start, {TITLE_CHARS * 2}))
-                           FROM blocks b WHERE b.doc_id = d.id AND b.kind = 'heading'
-                          ORDER BY b.position LIMIT 1),
-                        substr(d.text, 1, 2000)
-                   FROM documents d WHERE d.id IN ({marks})""",
-                batch,
-            )
-            for doc_id, heading, head in rows:
-                found[str(doc_id)] = _title(heading, head)
-        return found
-
-    def document_text(self, doc_id: str) -> str:
-        row = self._db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        if row is None:
-            raise KeyError(doc_id)
-        return str(row[0])
-
-    def chunks(self, doc_id: str | None = None) -> Iterator[Chunk]:
-        """Chunks in (document, position) order, their text sliced from the document's text.
-
-        Each document's text is read once, not once per chunk row: a join would copy a 50 MB text
-        into every one of its thousands of rows, which made indexing quadratic in document size.
-        """
-        ids = (
-            [doc_id]
-            if doc_id is not None
-            else [str(row[0]) for row in self._db.execute("SELECT id FROM documents ORDER BY id")]
-        )
-        for owner in ids:
-            rows = self._db.execute(
-                'SELECT id, position, start, "end", token_count FROM chunks '
-                "WHERE doc_id = ? ORDER BY position",
-                (owner,),
-            ).fetchall()
-            if not rows:
-                continue
-            text = self.document_text(owner)
-            for chunk_id, position, start, end, tokens in rows:
-                yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
-
-    # -- traces -------------------------------------------------------------------------------
-
-    def save_trace(self, trace: Trace, *, config_hash: str = "") -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO traces VALUES (?, ?, ?, ?, ?)",
-                (trace.id, trace.created_at, trace.query, config_hash, trace_json.to_json(trace)),
-            )
-
-    def load_trace(self, trace_id: str) -> Trace:
-        """The stored trace ``trace_id``; a unique prefix of the id is enough."""
-        rows = self._db.execute("SELECT body FROM traces WHERE id = ?", (trace_id,)).fetchall()
-        if not rows:
-            escaped = trace_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            rows = self._db.execute(
-                "SELECT body FROM traces WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
-            ).fetchall()
-        if len(rows) != 1:
-            what = "matches no stored trace" if not rows else "matches more than one trace"
-            raise StoreError(
-                what,
-                path=str(self.db_path),
-                field="trace id",
-                value=trace_id,
-                fix="Run `clear-rag replay --list` to see stored trace ids",
-            )
-        return trace_json.from_json(str(rows[0][0]))
-
-    def add_turn(self, conversation: str, question: str, answer: str, trace_id: str) -> None:
-        """Append one question and its answer to a conversation (created by its first turn)."""
-        with self.transaction():
-            self._db.execute(_TURNS)
-            self._db.execute(
-                "INSERT INTO turns SELECT ?, coalesce(max(position), -1) + 1, ?, ?, ? FROM turns "
-                "WHERE conversation = ?",
-                (conversation, question, answer, trace_id, conversation),
-            )
-
-    def turns(self, conversation: str) -> list[tuple[str, str, str]]:
-        """A conversation's turns in order, as (question, answer, trace id); none if it is unknown."""
-        try:
-            rows = self._db.execute(
-                "SELECT question, answer, trace_id FROM turns WHERE conversation = ? ORDER BY position",
-                (conversation,),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return []  # a store from before conversations, which has had none
-        return [(str(q), str(a), str(t)) for q, a, t in rows]
-
-    def traces(self, limit: int = 20) -> list[tuple[str, str, str]]:
-        """The newest traces as (id, created_at, query)."""
-        rows = self._db.execute(
-            "SELECT id, created_at, query FROM traces ORDER BY created_at DESC, id LIMIT ?", (limit,)
-        ).fetchall()
-        return [(str(a), str(b), str(c)) for a, b, c in rows]
-
-    def chunk_spans(self) -> list[tuple[str, str, int, int]]:
-        """Every chunk as (chunk id, document id, start, end), without reading any text."""
-        rows = self._db.execute('SELECT id, doc_id, start, "end" FROM chunks ORDER BY doc_id, position')
-        return [(str(a), str(b), int(c), int(d)) for a, b, c, d in rows]
-
     def stats(self) -> StoreStats:
         one = self._db.execute
         docs, blocks = (
@@ -499,19 +256,6 @@ class Store:
         by_type = dict(one("SELECT media_type, count(*) FROM documents GROUP BY media_type ORDER BY 1"))
         size = sum(p.stat().st_size for p in self.directory.glob(f"{DB_NAME}*") if p.is_file())
         return StoreStats(docs, blocks, chunks, tokens, max_tokens, size, by_type)
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
 # The ingest locks this process holds, by (store folder, thread that took it).
@@ -531,20 +275,5 @@ def holds_ingest_lock(directory: Path) -> bool:
         return _HOLDERS[(str(directory.resolve()), threading.get_ident())] > 0
 
 
-def read_generation(db: sqlite3.Connection) -> int:
-    """The store's generation as ``db`` sees it (``Store.generation``)."""
-    row = db.execute("SELECT value FROM meta WHERE key = ?", (GENERATION,)).fetchone()
-    return 0 if row is None else int(row[0])
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _title(heading: str | None, head: str) -> str:
-    """A heading's text, else the first line of ``head`` that holds a letter or digit, on one line."""
-    for text in (heading or "", *head.splitlines()):
-        line = " ".join(text.split()).strip(" #")
-        if any(ch.isalnum() for ch in line):
-            return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
-    return ""

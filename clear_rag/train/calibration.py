@@ -37,7 +37,9 @@ from clear_rag.errors import InputError
 from clear_rag.eval import beir
 from clear_rag.eval.metrics import covers
 from clear_rag.generate.sentences import sentence_spans
-from clear_rag.generate.support import BOUNDARY, Calibration, content_terms, coverage, facts, supports
+from clear_rag.generate.support import Calibration
+from clear_rag.generate.terms import content_terms, coverage, facts
+from clear_rag.generate.verdicts import BOUNDARY, supports
 from clear_rag.hashing import file_sha256
 from clear_rag.index.analyze import Analyzer
 from clear_rag.providers.base import Reranker, describe

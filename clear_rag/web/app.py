@@ -201,7 +201,8 @@ def support_info(base: PipelineConfig, runner: Runner, results_dir: Path) -> dic
 def check_info(directory: Path, results_dir: Path) -> dict[str, Any] | None:
     """The store's last technique check (``clear-rag check``) and how far such checks agreed with real
     questions, for the Lab's rerank knob; None when the store was never checked."""
-    from clear_rag.eval.check import AGREEMENT, agreement_summary, read_check
+    from clear_rag.eval.agreement import AGREEMENT, agreement_summary
+    from clear_rag.eval.check import read_check
 
     found = read_check(directory)
     if found is None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from clear_rag.generate.planner import retrieval_dict, stage_event
 from clear_rag.generate.prompt import passage_texts
-from clear_rag.generate.support import judge
+from clear_rag.generate.verdicts import judge
 from clear_rag.types import Trace
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from clear_rag.generate.cache import Generation, GenerationCache, read_generations
+from clear_rag.generate.generations import Generation, GenerationCache, read_generations
 from clear_rag.providers.base import Message
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from clear_rag.cli import app
-from clear_rag.eval import check, metrics
+from clear_rag.eval import agreement, check, metrics, probes
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store.sqlite import Store
 from clear_rag.train.pairs import held_out
@@ -64,9 +64,9 @@ def test_masking_takes_out_the_rarest_content_words() -> None:
     frequency = Counter({"replication": 9, "region": 1, "lag": 2, "between": 50, "primary": 8})
     query = "Replication lag between the primary and the region"
     # content words have four or more letters ("lag" is not one): region (1) and primary (8) go
-    assert check.masked(query, frequency, 2) == "Replication lag between the and the"
-    assert check.masked("two words", frequency, 2) == "two words"  # too few to mask
-    assert check.masked(query, frequency, 0) == query
+    assert probes.masked(query, frequency, 2) == "Replication lag between the and the"
+    assert probes.masked("two words", frequency, 2) == "two words"  # too few to mask
+    assert probes.masked(query, frequency, 0) == query
 
 
 def test_agreement_counts_verdicts_and_orders_rows() -> None:
@@ -80,7 +80,7 @@ def test_agreement_counts_verdicts_and_orders_rows() -> None:
         {"name": "b", "ndcg@10": 0.9, "verdict": "helps"},
         {"name": "c", "ndcg@10": 0.7, "verdict": "no clear effect"},
     ]
-    found = check.agreement(real, probe, ("ndcg@10", "ndcg@10"))
+    found = agreement.agreement(real, probe, ("ndcg@10", "ndcg@10"))
     assert found["rows"] == 3
     assert found["verdicts"] == 2
     assert found["verdicts_agree"] == 1
@@ -124,9 +124,9 @@ def tech_store(tmp_path: Path) -> Path:
 
 
 def test_probes_come_from_held_out_documents_and_label_their_sentence(tech_store: Path) -> None:
-    settings = check.CheckSettings(probes=40)
+    settings = probes.CheckSettings(probes=40)
     with Store(tech_store) as store:
-        labels = check.probe_labels(store, settings)
+        labels = probes.probe_labels(store, settings)
         assert len(labels.questions) == 40
         for question in labels.questions:
             (label,) = question.labels
@@ -143,7 +143,7 @@ def test_the_check_runs_every_technique_on_the_fakes(tech_store: Path, cut: bool
             store,
             embedder=HashEmbedder(),
             reranker="lexical",
-            settings=check.CheckSettings(probes=30, cut=cut),
+            settings=probes.CheckSettings(probes=30, cut=cut),
         )
     assert found["settings"].get("cut", False) is cut
     names = [row["name"] for row in found["rows"]]
@@ -205,10 +205,10 @@ def test_a_store_of_one_document_is_probed_by_its_chunks(tmp_path: Path) -> None
     )
     assert result.exit_code == 0, result.output
     with Store(directory) as store:
-        labels = check.probe_labels(store, check.CheckSettings(probes=30))
+        labels = probes.probe_labels(store, probes.CheckSettings(probes=30))
         chunks = {c.id: c for c in store.chunks()}
     assert labels.questions
-    settings = check.CheckSettings().pairs()
+    settings = probes.CheckSettings().pairs()
     for question in labels.questions:
         chunk_id = question.id.split(":", 1)[1].split("@")[0]
         assert held_out(chunk_id, settings)  # its chunk drew "held apart"
@@ -283,13 +283,13 @@ def test_a_cut_copy_holds_no_probe_sentence_and_labels_what_is_left_of_its_chunk
     from clear_rag.config import PipelineConfig
     from clear_rag.session import sync_indexes
 
-    settings = check.CheckSettings(probes=20, cut=True)
+    settings = probes.CheckSettings(probes=20, cut=True)
     with Store(tech_store) as store:
         before = {c.id: c.text for c in store.chunks()}
         sentences = {
-            p.id: c.text[p.sentence[0] : p.sentence[1]] for p, c, _ in check._probes(store, settings)
+            p.id: c.text[p.sentence[0] : p.sentence[1]] for p, c, _ in probes._probes(store, settings)
         }
-        with check.probing(store, settings) as (copy, labels):
+        with probes.probing(store, settings) as (copy, labels):
             assert copy.directory != store.directory
             texts = [c.text for c in copy.chunks()]
             assert labels.questions and len(labels.questions) <= len(sentences)

@@ -10,18 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clear_rag.eval.parse import (
-    DocumentScore,
-    Truth,
-    furniture_occurrences,
-    lcs_length,
-    overall,
-    reading_order,
-    score_document,
-    table_cells,
-    tokens,
-    word_recovery,
-)
+from clear_rag.eval.parse.cells import table_cells
+from clear_rag.eval.parse.document import DocumentScore, Truth, overall, score_document
+from clear_rag.eval.parse.furniture import furniture_occurrences
+from clear_rag.eval.parse.order import lcs_length, reading_order
+from clear_rag.eval.parse.tokens import tokens
+from clear_rag.eval.parse.words import word_recovery
 from clear_rag.types import Block, BlockKind
 
 TABLE = (("", "2024", "2023"), ("Net sales", "$ 391,035", "383,285"), ("Net income", "(1,234)", "96,995"))

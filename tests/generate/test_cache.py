@@ -14,13 +14,8 @@ from typing import Any
 import pytest
 
 from clear_rag.errors import ModelError, StoreError
-from clear_rag.generate.cache import (
-    CachedChat,
-    Generation,
-    GenerationCache,
-    fingerprint_of,
-    generation_key,
-)
+from clear_rag.generate.cache import CachedChat, fingerprint_of
+from clear_rag.generate.generations import Generation, GenerationCache, generation_key
 from clear_rag.generate.queries import expand
 from clear_rag.providers.base import ChatModel, Message, describe
 from clear_rag.providers.fake import EchoChatModel, ScriptedChatModel

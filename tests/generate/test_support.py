@@ -13,18 +13,9 @@ from hypothesis import strategies as st
 
 from clear_rag.generate.planner import Event, Planner
 from clear_rag.generate.prompt import REFUSAL
-from clear_rag.generate.support import (
-    BOUNDARY,
-    Calibration,
-    SupportChecker,
-    answer_line,
-    content_terms,
-    coverage,
-    facts,
-    judge,
-    sentence_verdict,
-    supports,
-)
+from clear_rag.generate.support import Calibration, SupportChecker
+from clear_rag.generate.terms import content_terms, coverage, facts
+from clear_rag.generate.verdicts import BOUNDARY, answer_line, judge, sentence_verdict, supports
 from clear_rag.providers.fake import LexicalReranker, ScriptedChatModel
 from clear_rag.store import Store
 from clear_rag.trace import from_json, to_json

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
-from clear_rag.index import prepass, vectors
-from clear_rag.index.vectors import VectorIndex, l2_normalise, top_k
+from clear_rag.index import dense, prepass, vectors
+from clear_rag.index.dense import l2_normalise
+from clear_rag.index.selection import top_k
+from clear_rag.index.vectors import VectorIndex
 from clear_rag.retrieve.stages import ChunkRef, VectorRetriever
 from tests.conftest import toy_pipeline
 
@@ -253,7 +255,7 @@ def test_search_takes_the_pre_pass_from_prepass_min_and_agrees_with_brute_force(
 @pytest.mark.usefixtures("compiled_kernels")  # searches take the pre-pass once it is ready
 def test_the_pre_pass_split_across_threads_gives_the_same_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vectors, "PREPASS_MIN", 1)
-    monkeypatch.setattr(vectors, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(dense, "PARALLEL_MIN", 1)
     data = clustered(1001, 16, seed=13)
     ids = [f"r{i:04d}" for i in range(1001)]
     one, three = VectorIndex(16, threads=1), VectorIndex(16, threads=3)

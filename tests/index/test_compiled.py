@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clear_rag.index import compiled, ranking, vectors, warm
+from clear_rag.index import compiled, dense, ranking, vectors, warm
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.compiled import Kernels, Warmer, WarmUpError
 from clear_rag.index.vectors import VectorIndex
@@ -171,7 +171,7 @@ def test_searches_pass_only_argument_types_the_warm_up_compiled(
     BM25Index.load(tmp_path / "bm25").search("w0 w2", 3)
     index.with_params(k1=0.9, idf="fts5").search("w0 w2", 3)
     monkeypatch.setattr(vectors, "PREPASS_MIN", 1)
-    monkeypatch.setattr(vectors, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(dense, "PARALLEL_MIN", 1)
     rng = np.random.default_rng(9)
     memory = VectorIndex(384, threads=2)
     memory.add([f"v{n}" for n in range(300)], rng.normal(size=(300, 384)))

@@ -7,8 +7,9 @@ import numpy.typing as npt
 import pytest
 
 from clear_rag.errors import ConfigError, StoreError
-from clear_rag.index import vectors
-from clear_rag.index.vectors import VectorIndex, top_k
+from clear_rag.index import dense
+from clear_rag.index.selection import top_k
+from clear_rag.index.vectors import VectorIndex
 
 
 def brute_force(
@@ -205,7 +206,7 @@ def test_loading_a_missing_or_inconsistent_index_is_a_store_error(tmp_path: Path
 
 def test_a_search_split_across_threads_gives_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     # Lower the size at which scoring is split, so a small matrix takes the threaded path.
-    monkeypatch.setattr(vectors, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(dense, "PARALLEL_MIN", 1)
     rng = np.random.default_rng(5)
     rows = rng.standard_normal((1001, 16))
     ids = [f"c{i:04d}" for i in range(1001)]
@@ -215,7 +216,7 @@ def test_a_search_split_across_threads_gives_the_same_scores(monkeypatch: pytest
     for query in rng.standard_normal((20, 16)):
         assert three.search(query, 10) == one.search(query, 10)
     query = rng.standard_normal(16).astype(np.float32)
-    split = vectors.scores_of(one.matrix, query, threads=3)
+    split = dense.scores_of(one.matrix, query, threads=3)
     assert split.dtype == np.float32
     assert np.array_equal(split, one.matrix @ query)
 

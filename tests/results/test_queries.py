@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from clear_rag.cli import app
 from clear_rag.errors import ResultsQueryError
-from clear_rag.results.queries import QUERIES, VIEWS, connect, run_named, run_sql
+from clear_rag.results.queries import connect, run_named, run_sql
+from clear_rag.results.views import QUERIES, VIEWS
 
 REPO_RESULTS = Path(__file__).resolve().parents[2] / "results"
 runner = CliRunner()

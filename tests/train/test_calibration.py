@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clear_rag.eval import beir
-from clear_rag.generate.support import BOUNDARY
+from clear_rag.generate.verdicts import BOUNDARY
 from clear_rag.providers.fake import LexicalReranker
 from clear_rag.train.calibration import auc, calibrate, fit, pairs
 from tests.toy import write_beir

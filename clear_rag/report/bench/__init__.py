@@ -130,7 +130,7 @@ def bench_table(doc: dict[str, Any], name: str) -> str:
 
 
 def scale_curves(doc: dict[str, Any], name: str) -> tuple[str, list[Any], str] | None:
-    """(title, panels, x label) of the chunks series for ``plots.curves_svg``; None for another kind."""
+    """(title, panels, x label) of the chunks series for ``logplots.curves_svg``; None for another kind."""
     if kind_of(doc, name) != "scale":
         return None
 
