@@ -90,14 +90,8 @@ KINDS = [
 
 
 def test_every_kind_with_a_shape_is_there() -> None:
-    from clear_rag.results.schema import (
-        AgreementResult,
-        BenchResult,
-        Calibration,
-        ParseResult,
-        TrainingRun,
-        shape_of,
-    )
+    from clear_rag.results.records import AgreementResult, BenchResult, Calibration, ParseResult, TrainingRun
+    from clear_rag.results.schema import shape_of
 
     found = {shape_of(json.loads(p.read_text(encoding="utf-8"))) for p in KINDS}
     assert found == {AgreementResult, TrainingRun, Calibration, BenchResult, ParseResult}
