@@ -8,9 +8,11 @@ where numba is not installed, adds up its terms' slices with one ``np.bincount``
 the top k (:mod:`clear_rag.index.ranking`). Both give the same list, bit for bit.
 
 What is persisted is the raw inverted index (postings with term frequencies, document lengths,
-ids, vocabulary). The scores derive from it, and since every update moves N, avgdl and df, they
-are recomputed after each ``add`` or ``remove`` in one vectorised pass; only new texts are ever
-tokenised, and ``load`` tokenises nothing.
+ids, vocabulary), each array in the narrowest unsigned integer type that holds it: on disk a
+posting's document row takes at most 4 bytes (below 4.3 billion documents) and its frequency
+usually 1 or 2, where in memory each takes 8. The scores derive from it, and since every update
+moves N, avgdl and df, they are recomputed after each ``add`` or ``remove`` in one vectorised pass;
+only new texts are ever tokenised, and ``load`` tokenises nothing.
 
 Matching SQLite FTS5's ``bm25()`` (``tests/index/test_bm25_fts5.py`` checks it):
 
@@ -44,7 +46,7 @@ import numpy as np
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index.analyze import Analyzer
-from clear_rag.index.files import REBUILD, write_array
+from clear_rag.index.files import REBUILD, narrowest, write_array
 from clear_rag.index.postings import (
     EMPTY,
     Numbering,
@@ -191,8 +193,8 @@ class BM25Index:
         folder.mkdir(parents=True, exist_ok=True)
         raw = self._state.raw
         meta = {"format": FORMAT, "k1": self.k1, "b": self.b, "idf": self.idf, "stem": self.stem}
-        for name in ARRAY_FILES:
-            write_array(folder / f"bm25_{name}.npy", getattr(raw, name))
+        for name in ARRAY_FILES:  # each in the narrowest integer type that holds it (``narrowest``)
+            write_array(folder / f"bm25_{name}.npy", narrowest(getattr(raw, name)))
         # ensure_ascii (the default) keeps stems holding stray UTF-8 bytes, as lone surrogates, writable.
         write_atomic(folder / META_FILE, json.dumps({**meta, "ids": list(raw.ids), "vocab": list(raw.vocab)}))
 

@@ -159,6 +159,21 @@ def write_array(path: Path, array: npt.NDArray[Any]) -> None:
     replace_file(path, lambda out: np.save(out, array, allow_pickle=False))
 
 
+NARROW = (np.uint8, np.uint16, np.uint32, np.int64)  # the integer types counts are stored in, narrowest first
+
+
+def narrowest(counts: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.integer[Any]]:
+    """``counts`` (integers >= 0) in the narrowest of ``NARROW`` that holds their largest, as index
+    files store them: a posting's document row fits 4 bytes below 4.3 billion documents and its term
+    frequency usually 1 or 2, where the arrays in memory use 8 each. Reading widens them back
+    (``astype``), value for value."""
+    largest = int(counts.max()) if counts.size else 0
+    if counts.size and int(counts.min()) < 0:
+        raise ValueError(f"narrowest() stores counts, and {int(counts.min())} is negative")
+    kind = next(t for t in NARROW if largest <= np.iinfo(t).max)
+    return counts.astype(kind, copy=False)
+
+
 def remove_leftovers(directory: Path) -> None:
     """Delete temporary files a killed writer left behind; call it holding the sync lock, when no
     other writer can be halfway through one."""

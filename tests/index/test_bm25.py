@@ -274,6 +274,36 @@ def test_saved_index_holds_raw_postings(tmp_path: Path) -> None:
     assert tfs.sum() == 6 + 5 + 3
 
 
+@pytest.mark.parametrize(
+    ("repeat", "tf_type"), [(1, np.uint8), (255, np.uint8), (256, np.uint16), (70_000, np.uint32)]
+)
+def test_saved_arrays_take_the_narrowest_type_that_holds_them_and_load_as_they_were(
+    tmp_path: Path, repeat: int, tf_type: type
+) -> None:
+    """On disk a posting's frequency takes the fewest bytes its largest value needs (a word said 256
+    times needs two), and its document row four; loaded, every array and every score is as before."""
+    index = BM25Index()
+    index.add(["long", "short", "other"], [" ".join(["word"] * repeat) + " tail", "word tail", "else"])
+    index.save(tmp_path)
+    assert np.load(tmp_path / "bm25_tfs.npy").dtype == tf_type
+    assert np.load(tmp_path / "bm25_docs.npy").dtype == np.uint8  # three documents: rows 0 to 2
+    loaded = BM25Index.load(tmp_path)
+    before, after = index._state.raw, loaded._state.raw
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        assert np.array_equal(getattr(before, name), getattr(after, name))
+        assert getattr(after, name).dtype == np.int64
+    assert loaded.search_many(["word", "tail", "else"], 3) == index.search_many(["word", "tail", "else"], 3)
+
+
+def test_the_narrowest_type_refuses_a_negative_count() -> None:
+    from clear_rag.index.files import narrowest
+
+    assert narrowest(np.array([], dtype=np.int64)).dtype == np.uint8
+    assert narrowest(np.array([0, 2**32], dtype=np.int64)).dtype == np.int64
+    with pytest.raises(ValueError, match="-1 is negative"):
+        narrowest(np.array([3, -1]))
+
+
 def test_load_of_a_missing_or_damaged_index_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot be read"):
         BM25Index.load(tmp_path / "missing")

@@ -23,7 +23,7 @@ from clear_rag.report.bench.common import ENVIRONMENT, footer, number, source, t
 from clear_rag.report.bench.growth import _growth, _ingest
 from clear_rag.report.bench.models import _batch, _embed, _package_size, _rankflow
 from clear_rag.report.bench.retrieval import Ratio, _retrieval, retrieval_ratios
-from clear_rag.report.bench.scale import _scale
+from clear_rag.report.bench.scale import _index_size, _scale
 from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve
 from clear_rag.report.tables import markdown_table
 
@@ -96,6 +96,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "batch": _batch,
     "rankflow": _rankflow,
     "package-size": _package_size,
+    "index-size": _index_size,
 }
 
 

@@ -80,3 +80,28 @@ def _scale(doc: dict[str, Any], name: str) -> str:
             markdown_table(["chunks", "ingest s", "index s", "total s", "memory MB"], ingest_rows),
         ]
     return "\n\n".join(parts)
+
+
+def _index_size(doc: dict[str, Any], name: str) -> str:
+    """bench/index_size.py: a keyword index's bytes per passage on disk and seconds to open it, per
+    engine and corpus size, with clear-rag's size against each other engine's (above 1: clear-rag's
+    files are smaller)."""
+    engines: list[str] = list(doc["points"][0]["engines"]) if doc["points"] else []
+    head = ["passages", "engine", "bytes per passage", "MB", "load s", "its bytes ÷ clear-rag's"]
+    rows = []
+    for point in doc["points"]:
+        ours = point["engines"][OURS]["bytes"]
+        for engine in engines:
+            figures = point["engines"][engine]
+            rows.append(
+                [
+                    number(point["passages"]),
+                    engine,
+                    number(figures["bytes_per_passage"]),
+                    number(figures["bytes"] / 1e6),
+                    number(figures["load_s"]),
+                    times(figures["bytes"] / ours) if engine != OURS else "",
+                ]
+            )
+    data = doc["points"][0]["data"] if doc["points"] else ""
+    return f"{markdown_table(head, rows).rstrip()}\n\nData: {data} (the first size; each size draws its own)."

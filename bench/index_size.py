@@ -1,0 +1,153 @@
+"""What a keyword index takes on disk and how long it takes to open: clear-rag's BM25 files against
+bm25s's and tantivy's on the same passages, bytes per passage and seconds to load (median of
+``--repeat``), each engine at its defaults; with ``--before REV``, clear-rag's as an earlier commit
+writes and opens them (its ``clear_rag`` package from ``git archive`` of that commit, in a process of
+its own).
+
+    python -m bench.index_size --passages 10000,100000 --before 612bcc3
+
+The passages are synthetic (bench.retrieval.synthetic: 30-120 words drawn from one Zipf
+distribution, seeded), so every engine indexes the same words; nothing is a real corpus. Writes
+``results/bench/index-size.json``. Bytes are the files each engine writes (clear-rag: the BM25 arrays
+and bm25.json with its ids and vocabulary; bm25s: ``BM25.save`` without the corpus; tantivy: the index
+folder after one commit and merge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, publish
+from bench.package_size import checkout
+from bench.retrieval import WORD, synthetic
+
+# Run by the earlier commit's Python, with only its clear_rag importable: build, save, open.
+OWN = """
+import json, statistics, sys, time
+from pathlib import Path
+from clear_rag.index.bm25 import BM25Index
+texts, folder, repeat = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2]), int(sys.argv[3])
+index = BM25Index()
+index.add([f"p{i:06d}" for i in range(len(texts))], texts)
+index.save(folder)
+loads = []
+for _ in range(repeat):
+    started = time.perf_counter()
+    BM25Index.load(folder)
+    loads.append(time.perf_counter() - started)
+size = sum(p.stat().st_size for p in folder.iterdir())
+print(json.dumps({"bytes": size, "load_s": statistics.median(loads)}))
+"""
+
+
+def clear_rag_at(source: Path, texts: list[str], scratch: Path, repeat: int) -> dict[str, float]:
+    """clear-rag's BM25 files and load time with the ``clear_rag`` package found at ``source``."""
+    corpus, folder = scratch / "texts.json", scratch / f"clear-rag-{source.name}"
+    corpus.write_text(json.dumps(texts), encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, "-c", OWN, str(corpus), str(folder), str(repeat)],
+        env={**os.environ, "PYTHONPATH": str(source)},
+        cwd=scratch,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    found: dict[str, float] = json.loads(ran.stdout.strip().splitlines()[-1])
+    return found
+
+
+def bm25s_files(ids: list[str], texts: list[str], folder: Path, repeat: int) -> dict[str, float]:
+    import bm25s  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    tokens = bm25s.tokenize(texts, stopwords=None, token_pattern=WORD.pattern, show_progress=False)
+    model = bm25s.BM25()
+    model.index(tokens, show_progress=False)
+    model.save(str(folder))
+    return {"bytes": _bytes(folder), "load_s": _median_load(lambda: bm25s.BM25.load(str(folder)), repeat)}
+
+
+def tantivy_files(ids: list[str], texts: list[str], folder: Path, repeat: int) -> dict[str, float]:
+    import tantivy  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    schema = tantivy.SchemaBuilder()
+    schema.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    schema.add_text_field("body", index_option="freq")  # no positions: BM25 needs none
+    built = schema.build()
+    folder.mkdir()
+    index = tantivy.Index(built, path=str(folder))
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for doc_id, text in zip(ids, texts, strict=True):
+        writer.add_document(tantivy.Document(id=doc_id, body=text))
+    writer.commit()
+    writer.wait_merging_threads()
+
+    def opened() -> None:
+        tantivy.Index.open(str(folder)).searcher()
+
+    return {"bytes": _bytes(folder), "load_s": _median_load(opened, repeat)}
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _median_load(load: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        load()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def point(passages: int, before: Path | None, repeat: int, scratch: Path) -> dict[str, Any]:
+    ids, texts, _, described = synthetic(passages, 1)
+    engines: dict[str, dict[str, float]] = {"clear-rag": clear_rag_at(ROOT, texts, scratch, repeat)}
+    if before is not None:
+        engines["clear-rag before"] = clear_rag_at(before, texts, scratch, repeat)
+    engines["bm25s"] = bm25s_files(ids, texts, scratch / "bm25s", repeat)
+    engines["tantivy"] = tantivy_files(ids, texts, scratch / "tantivy", repeat)
+    for figures in engines.values():
+        figures["bytes_per_passage"] = round(figures["bytes"] / passages, 1)
+        figures["load_s"] = round(figures["load_s"], 4)
+    return {"passages": passages, "data": described, "engines": engines}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passages", default="10000,100000", help="passage counts, comma-separated")
+    parser.add_argument("--repeat", type=int, default=5, help="loads timed per engine (median)")
+    parser.add_argument("--before", help="an earlier commit whose clear-rag to measure beside")
+    args = parser.parse_args()
+    from clear_rag.report.bench import bench_table
+
+    started = time.perf_counter()
+    points = []
+    with tempfile.TemporaryDirectory() as name:
+        scratch = Path(name)
+        then = checkout(args.before, scratch) if args.before else None
+        for passages in (int(n) for n in args.passages.split(",")):
+            with tempfile.TemporaryDirectory(dir=scratch) as each:
+                points.append(point(passages, then, args.repeat, Path(each)))
+    result = {
+        "benchmark": "index-size",
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+        **({"before": args.before} if args.before else {}),
+        "points": points,
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
+    publish("index-size", result, lambda doc: bench_table(doc, "index-size") + "\n")
+
+
+if __name__ == "__main__":
+    main()
