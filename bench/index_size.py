@@ -29,7 +29,8 @@ from typing import Any
 
 from bench.common import ROOT, publish
 from bench.package_size import checkout
-from bench.retrieval import WORD, synthetic
+from bench.retrieval import SEED, WORD, synthetic
+from clear_rag.packaged import LIBRARIES
 
 # Run by the earlier commit's Python, with only its clear_rag importable: build, save, open.
 OWN = """
@@ -111,7 +112,7 @@ def _median_load(load: Callable[[], Any], repeat: int) -> float:
 
 
 def point(passages: int, before: Path | None, repeat: int, scratch: Path) -> dict[str, Any]:
-    ids, texts, _, described = synthetic(passages, 1)
+    ids, texts, _, _ = synthetic(passages, 1)
     engines: dict[str, dict[str, float]] = {"clear-rag": clear_rag_at(ROOT, texts, scratch, repeat)}
     if before is not None:
         engines["clear-rag before"] = clear_rag_at(before, texts, scratch, repeat)
@@ -120,7 +121,7 @@ def point(passages: int, before: Path | None, repeat: int, scratch: Path) -> dic
     for figures in engines.values():
         figures["bytes_per_passage"] = round(figures["bytes"] / passages, 1)
         figures["load_s"] = round(figures["load_s"], 4)
-    return {"passages": passages, "data": described, "engines": engines}
+    return {"passages": passages, "engines": engines}
 
 
 def main() -> None:
@@ -129,6 +130,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="loads timed per engine (median)")
     parser.add_argument("--before", help="an earlier commit whose clear-rag to measure beside")
     args = parser.parse_args()
+    from clear_rag.packaged import library_versions
     from clear_rag.report.bench import bench_table
 
     started = time.perf_counter()
@@ -141,8 +143,11 @@ def main() -> None:
                 points.append(point(passages, then, args.repeat, Path(each)))
     result = {
         "benchmark": "index-size",
-        "load_average_at_end": round(os.getloadavg()[0], 2),
+        "data": f"synthetic passages of 30-120 words, Zipf s=1 over 50,000 words, seed {SEED} "
+        "(bench.retrieval.synthetic)",
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         **({"before": args.before} if args.before else {}),
+        "versions": library_versions((*LIBRARIES, "bm25s", "tantivy")),
         "points": points,
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

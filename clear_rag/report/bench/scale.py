@@ -103,5 +103,4 @@ def _index_size(doc: dict[str, Any], name: str) -> str:
                     times(figures["bytes"] / ours) if engine != OURS else "",
                 ]
             )
-    data = doc["points"][0]["data"] if doc["points"] else ""
-    return f"{markdown_table(head, rows).rstrip()}\n\nData: {data} (the first size; each size draws its own)."
+    return f"{markdown_table(head, rows).rstrip()}\n\nData: {doc['data']}; the same for every engine."
