@@ -2,14 +2,14 @@
 per suite corpus a reranker and an embedder adapted to it without labels, measured against the
 shipped ones.
 
-Each asset calls one library function (``clear_rag.train.build``), which computes the cache key of its
-inputs (the SciFact files' digests, the base weights' digest, the mining and training settings, the
-training code's version) and trains only when the shipped folder's ``training.json`` names another
-key. So a second materialisation with unchanged inputs trains nothing, and ``make run``, which has no
-torch, uses the shipped int8 files. The key is the asset's code version too, so the automation
-condition requests the asset again exactly when an input moved. Without SciFact beside the repository
-(``../shared/data/beir-scifact``) the asset is skipped, not failed: the shipped files stay in use.
-Nothing here imports torch: the definitions load without the ``train`` extra.
+Each asset calls one library function (``build_reranker`` or ``build_embedder``), which computes the
+cache key of its inputs (the SciFact files' digests, the base weights' digest, the mining and training
+settings, the training code's version) and trains only when the shipped folder's ``training.json``
+names another key. So a second materialisation with unchanged inputs trains nothing, and ``make run``,
+which has no torch, uses the shipped int8 files. The key is the asset's code version too, so the
+automation condition requests the asset again exactly when an input moved. Without SciFact beside the
+repository (``../shared/data/beir-scifact``) the asset is skipped, not failed: the shipped files stay
+in use. Nothing here imports torch: the definitions load without the ``train`` extra.
 
 ``<suite>/adapted_reranker`` trains the reranker's recipe plus pairs cut from the suite's own store
 (its baseline chunking; ``clear-rag train reranker --corpus STORE``) into the store's
@@ -45,6 +45,8 @@ from clear_rag.errors import ModelError
 from clear_rag.train import build
 from clear_rag.train import data as training_data
 from clear_rag.train import manifest as mf
+from clear_rag.train.embedder_build import build_embedder
+from clear_rag.train.reranker_build import build_reranker
 
 GROUP = "training"
 Builder = Callable[..., tuple[dict[str, Any], bool]]
@@ -118,8 +120,8 @@ def training_assets(
 ) -> list[AssetsDefinition]:
     """The reranker's and the adapted embedder's assets, writing into ``models``."""
     return [
-        model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data_folder),
-        model_asset(build.EMBEDDER, "bi-encoder", build.build_embedder, models, data_folder),
+        model_asset(build.RERANKER, "cross-encoder", build_reranker, models, data_folder),
+        model_asset(build.EMBEDDER, "bi-encoder", build_embedder, models, data_folder),
     ]
 
 
@@ -149,10 +151,8 @@ class Adaptation:
 
 
 ADAPTATIONS = (
-    Adaptation("reranker", ADAPTED_FOLDER, build.build_reranker, build.ADAPTED, build.SHIPPED),
-    Adaptation(
-        "embedder", "adapted-embedder", build.build_embedder, build.ADAPTED_EMBEDDER, (build.MODEL_FILE,)
-    ),
+    Adaptation("reranker", ADAPTED_FOLDER, build_reranker, build.ADAPTED, build.SHIPPED),
+    Adaptation("embedder", "adapted-embedder", build_embedder, build.ADAPTED_EMBEDDER, (build.MODEL_FILE,)),
 )
 
 

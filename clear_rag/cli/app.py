@@ -110,6 +110,18 @@ SupportOption = Annotated[
 ]
 
 
+ResultsDirOption = Annotated[Path, typer.Option("--results-dir", help="Where result files go.")]
+SetOption = Annotated[
+    list[str] | None, typer.Option("--set", help="Override a setting: key=value (repeatable).")
+]
+AgainstOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With --save-results: compare the row with this row of the file, not the one before it."
+    ),
+]
+
+
 def fail(err: ClearRagError) -> typer.Exit:
     """Print a project error as one line and return the exit to raise."""
     typer.echo(f"error: {err}", err=True)

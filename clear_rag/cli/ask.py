@@ -41,7 +41,7 @@ from clear_rag.trace import (
 from clear_rag.types import Candidate, Trace
 
 if TYPE_CHECKING:
-    from clear_rag.generate.planner import Event
+    from clear_rag.generate.events import Event
 
 INCOMPLETE = "(answer incomplete: it was stopped by the error below, and no trace was stored)"
 NOT_UTF8 = "the question is not valid UTF-8, so it is asked and stored with \\x escapes"

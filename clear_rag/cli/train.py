@@ -51,8 +51,9 @@ def _train(
     results_dir: Path,
     copy_name: str = "",
 ) -> None:
-    """Bring one model's folder up to date with ``build`` (``clear_rag.train.build``), then report; the
-    manifest's copy in ``results_dir/training/`` is named ``copy_name`` (default: the model's name)."""
+    """Bring one model's folder up to date with ``build`` (``build_reranker`` or ``build_embedder``),
+    then report; the manifest's copy in ``results_dir/training/`` is named ``copy_name`` (default: the
+    model's name)."""
     from clear_rag.eval.stores import stores_root
     from clear_rag.train.manifest import publish
 
@@ -108,10 +109,11 @@ def reranker_command(
     the store's BM25): no question or label of the store is read."""
     from clear_rag.train import build
     from clear_rag.train.cross_encoder import CrossEncoderSettings
+    from clear_rag.train.reranker_build import build_reranker
 
     settings = CrossEncoderSettings() if epochs is None else CrossEncoderSettings(epochs=epochs)
     names = (build.RERANKER, build.MIXED, build.ADAPTED)
-    _adapt("reranker", build.build_reranker, names, settings, data, store, out, force, results_dir,
+    _adapt("reranker", build_reranker, names, settings, data, store, out, force, results_dir,
            corpus or [], mixed, pseudo_queries, epochs)  # fmt: skip
 
 
@@ -186,10 +188,11 @@ def embedder_command(
     --corpus STORE and --mixed add the same self-supervised pairs as for the reranker."""
     from clear_rag.train import build
     from clear_rag.train.embedder import EmbedderSettings
+    from clear_rag.train.embedder_build import build_embedder
 
     settings = EmbedderSettings() if epochs is None else EmbedderSettings(epochs=epochs)
     names = (build.EMBEDDER, build.MIXED_EMBEDDER, build.ADAPTED_EMBEDDER)
-    _adapt("embedder", build.build_embedder, names, settings, data, store, out, force, results_dir,
+    _adapt("embedder", build_embedder, names, settings, data, store, out, force, results_dir,
            corpus or [], mixed, pseudo_queries, epochs)  # fmt: skip
 
 

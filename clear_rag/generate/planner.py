@@ -4,10 +4,11 @@ the server) goes through ``Planner.run``.
 
 It is pure: it builds nothing (indexes come in loaded) and stores nothing (the caller saves the trace
 it returns). It reports as it goes, through ``on_event``, the events the chat endpoint sends
-(design.md, "Events on the wire"): ``query``, then one ``stage`` per stage the moment that stage
-finishes, then ``context``, ``token`` (many) and ``citations``. ``done`` and ``error`` are the
-caller's, sent once the trace is stored. The trace's ``context`` is, by construction, the numbered
-sources inside ``messages``, which are exactly what the model is given.
+(design.md, "Events on the wire"; their shapes in ``clear_rag.generate.events``): ``query``, then one
+``stage`` per stage the moment that stage finishes, then ``context``, ``token`` (many) and
+``citations``. ``done`` and ``error`` are the caller's, sent once the trace is stored. The trace's
+``context`` is, by construction, the numbered sources inside ``messages``, which are exactly what the
+model is given.
 
 Every chat reply it reads (the answer, and the rewrite, phrasings and HyDE passage before retrieval)
 is bounded here, for every model alike, by the config's ``answer_deadline_s`` and
@@ -20,13 +21,13 @@ import dataclasses
 import secrets
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from clear_rag.errors import Cancelled, ConfigError
 from clear_rag.generate.bounds import BoundedChat
 from clear_rag.generate.constrain import broken
+from clear_rag.generate.events import Event, EventSink, retrieval_dict, stage_event
 from clear_rag.generate.prompt import (
     REFUSAL,
     answer_messages,
@@ -36,52 +37,16 @@ from clear_rag.generate.prompt import (
     sources_block,
 )
 from clear_rag.generate.queries import expand, hypothetical_passage, rewrite
-from clear_rag.generate.support import Source, SupportChecker
+from clear_rag.generate.support import Source, SupportChecker, outside_sources
 from clear_rag.providers.base import ChatModel, describe
 from clear_rag.retrieve.pipeline import Pipeline
-from clear_rag.retrieve.rerank import sigmoid
 from clear_rag.tokens import TokenCount
-from clear_rag.trace import candidate_dict
 from clear_rag.types import Citation, ContextPassage, Message, StageResult, Support, Trace
-
-EventKind = Literal["query", "stage", "context", "token", "citations", "support", "done", "error"]
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    kind: EventKind
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-EventSink = Callable[[Event], None]
 
 
 def new_trace_id() -> str:
     """Sortable by time, unique by a random suffix: ``20261129-194501-3fa2c1``."""
     return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def stage_event(stage: StageResult) -> dict[str, Any]:
-    """A stage as the wire carries it: every candidate with its rank, score, display score (a
-    reranker's logit through a sigmoid, other scores as they are) and per-source contributions.
-    The tail a rerank stage kept below the candidates it re-scored (``StageResult.rescored``) has no
-    logit to show: its display score is ``None`` where the stage shows logits through a sigmoid."""
-    logits = stage.detail.get("display") == "sigmoid"
-    candidates = []
-    for rank, cand in enumerate(stage.candidates, start=1):
-        item = candidate_dict(cand)
-        item["rank"] = rank
-        if not logits:
-            item["display_score"] = cand.score
-        else:
-            item["display_score"] = sigmoid(cand.score) if stage.rescored(rank) else None
-        candidates.append(item)
-    return {
-        "name": stage.name,
-        "elapsed_ms": stage.elapsed_ms,
-        "detail": dict(stage.detail),
-        "candidates": candidates,
-    }
 
 
 class Planner:
@@ -184,7 +149,7 @@ class Planner:
         support: Support | None = None
         if self.support is not None:
             check()
-            outside = _outside(retrieval.stages, self.pipeline.chunk_text, config.top_k)
+            outside = outside_sources(retrieval.stages, self.pipeline.chunk_text, config.top_k)
             support = self.support.assess(searched, sources, outside)
         emit(
             Event(
@@ -316,33 +281,6 @@ class Planner:
             return {"answerer": "", "answerer_kind": "none"}
         kind = "extractive" if getattr(self.chat, "quotes", False) else "generative"
         return {"answerer": describe(self.chat), "answerer_kind": kind}
-
-
-def retrieval_dict(support: Support) -> dict[str, Any]:
-    """What is known of the support before the answer: the ``context`` event's ``retrieval``."""
-    keys = ("answers", "outside", "weak", "weak_reason", "model", "calibration")
-    data = dataclasses.asdict(support)
-    return {key: data[key] for key in keys}
-
-
-def _outside(stages: Sequence[StageResult], text: Callable[[str], str], top_k: int) -> list[Source]:
-    """The candidates in the top ``top_k`` of any stage that were not packed, best ranked first, each
-    with the first stage that ranked it best (``"keyword #3"``): where else an answer might have been."""
-    packed = {c.chunk_id for s in stages if s.name == "context" for c in s.candidates}
-    best: dict[str, tuple[int, str, Any]] = {}
-    for stage in stages:
-        if stage.name == "context":
-            continue
-        # strictly better only: a candidate a reranker kept unscored holds its input's rank, and is
-        # named by the input stage that ranked it there, not by the rerank that did not score it
-        for rank, cand in enumerate(stage.candidates[:top_k], start=1):
-            if cand.chunk_id not in packed and (cand.chunk_id not in best or rank < best[cand.chunk_id][0]):
-                best[cand.chunk_id] = (rank, stage.name, cand)
-    ranked = sorted(best.values(), key=lambda found: (found[0], found[2].chunk_id))
-    return [
-        Source(0, c.chunk_id, c.doc_id, c.start, text(c.chunk_id), f"{name} #{rank}")
-        for rank, name, c in ranked
-    ]
 
 
 def _ignore(event: Event) -> None:

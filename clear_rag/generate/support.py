@@ -56,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +67,7 @@ from clear_rag.generate.sentences import sentence_spans, windows
 from clear_rag.generate.terms import ANALYZER, content_terms, coverage, facts, without_markers
 from clear_rag.generate.verdicts import judge, supports, weak_retrieval
 from clear_rag.providers.base import Reranker, describe
-from clear_rag.types import Evidence, SentenceSupport, Support
+from clear_rag.types import Evidence, SentenceSupport, StageResult, Support
 
 SHORTLIST = 12  # windows per text the model scores: about 0.1 s of a MiniLM cross-encoder on two cores
 OUTSIDE = 20  # candidates outside the context looked at, best ranked first
@@ -114,6 +114,26 @@ class Source:
     start: int
     text: str
     found: str = ""
+
+
+def outside_sources(stages: Sequence[StageResult], text: Callable[[str], str], top_k: int) -> list[Source]:
+    """The candidates in the top ``top_k`` of any stage that were not packed, best ranked first, each
+    with the first stage that ranked it best (``"keyword #3"``): where else an answer might have been."""
+    packed = {c.chunk_id for s in stages if s.name == "context" for c in s.candidates}
+    best: dict[str, tuple[int, str, Any]] = {}
+    for stage in stages:
+        if stage.name == "context":
+            continue
+        # strictly better only: a candidate a reranker kept unscored holds its input's rank, and is
+        # named by the input stage that ranked it there, not by the rerank that did not score it
+        for rank, cand in enumerate(stage.candidates[:top_k], start=1):
+            if cand.chunk_id not in packed and (cand.chunk_id not in best or rank < best[cand.chunk_id][0]):
+                best[cand.chunk_id] = (rank, stage.name, cand)
+    ranked = sorted(best.values(), key=lambda found: (found[0], found[2].chunk_id))
+    return [
+        Source(0, c.chunk_id, c.doc_id, c.start, text(c.chunk_id), f"{name} #{rank}")
+        for rank, name, c in ranked
+    ]
 
 
 class SupportChecker:

@@ -17,7 +17,9 @@ import numpy.typing as npt
 from clear_rag.errors import ModelError
 from clear_rag.providers import cite
 from clear_rag.providers.base import EMBED_KINDS, EmbedKind, Message
-from clear_rag.providers.http import HttpProvider, iter_ndjson, malformed, message_dicts, pluck
+from clear_rag.providers.http import HttpProvider, message_dicts
+from clear_rag.providers.replies import malformed, pluck
+from clear_rag.providers.streaming import iter_ndjson
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 

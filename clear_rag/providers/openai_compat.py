@@ -13,15 +13,9 @@ from typing import Any
 from clear_rag.errors import ModelError
 from clear_rag.providers import cite
 from clear_rag.providers.base import Message
-from clear_rag.providers.http import (
-    HttpProvider,
-    decode_json,
-    iter_sse_data,
-    malformed,
-    message_dicts,
-    pluck,
-    read_body,
-)
+from clear_rag.providers.http import HttpProvider, message_dicts
+from clear_rag.providers.replies import decode_json, malformed, pluck
+from clear_rag.providers.streaming import iter_sse_data, read_body
 
 DEFAULT_URL = "http://127.0.0.1:8080"  # llama.cpp's llama-server; LM Studio uses :1234, vLLM :8000
 

@@ -1,27 +1,28 @@
 """``Pipeline.retrieve``: every retrieval stage of one question, each reported the moment it finishes.
 
 first-stage searches (every retriever under every phrasing, concurrently) -> per-retriever fusion
-across phrasings -> fusion across retrievers (RRF or min-max) -> rerank (optional) -> top k ->
-context assembly. A stage is reported to ``on_stage`` as soon as it ends: keyword search before
-vector search when keyword search is faster, a retriever's fusion across phrasings as soon as its
-own searches are in, without waiting for the other retriever. The returned ``Retrieval`` lists the
-same stages in one fixed order, so two runs over the same input give the same stages whatever
-finished first. Building the trace around it (the question, the answer, the models) is the
-planner's work (``clear_rag.generate.planner``); this module searches indexes that come in ready.
+across phrasings -> fusion across retrievers (RRF or min-max) -> rerank (optional) -> top k -> context
+assembly. A stage is reported to ``on_stage`` as soon as it ends: keyword search before vector search
+when keyword search is faster, a retriever's fusion across phrasings as soon as its own searches are
+in, without waiting for the other retriever (``clear_rag.retrieve.first_stage``). The returned
+``Retrieval`` lists the same stages in one fixed order, so two runs over the same input give the same
+stages whatever finished first. Building the trace around it (the question, the answer, the models) is
+the planner's work (``clear_rag.generate.planner``); this module searches indexes that come in ready.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
 from clear_rag.providers.base import Embedder, Reranker, describe
 from clear_rag.retrieve.assemble import Assembled, assemble
+from clear_rag.retrieve.first_stage import StageCallback, first_searches, first_stages, timed_stage
 from clear_rag.retrieve.fusion import minmax, rrf
 from clear_rag.retrieve.rerank import RerankStage
 from clear_rag.retrieve.stages import (
@@ -32,12 +33,9 @@ from clear_rag.retrieve.stages import (
     Stage,
     VectorRetriever,
     VectorSearchIndex,
-    run_jobs,
 )
 from clear_rag.tokens import TokenCount, TokenCounter
 from clear_rag.types import Candidate, StageResult
-
-StageCallback = Callable[[StageResult], None]
 
 
 def final_ranking(stages: Sequence[StageResult]) -> tuple[Candidate, ...]:
@@ -155,10 +153,10 @@ class Pipeline:
         config = self.config
         report = on_stage if on_stage is not None else _ignore
         queries = list(dict.fromkeys([question, *phrasings]))
-        stages, per_retriever = self._first_stages(queries, hypothetical, report)
+        stages, per_retriever = first_stages(self._retrievers, queries, hypothetical, config.rrf_k, report)
         current = stages[-1]
         if len(per_retriever) > 1:
-            current = _timed_stage(
+            current = timed_stage(
                 "fusion",
                 lambda: _fuse(config, {name: list(r.candidates) for name, r in per_retriever.items()}),
                 detail=_fusion_detail(config, per_retriever),
@@ -213,7 +211,7 @@ class Pipeline:
         queries = list(dict.fromkeys([question, *phrasings]))
         plan: list[dict[str, Any]] = []
         owners: dict[str, list[str]] = {}
-        for owner, name, _search, _text, _detail in self._searches(queries, hypothetical):
+        for owner, name, _search, _text, _detail in first_searches(self._retrievers, queries, hypothetical):
             plan.append({"name": name, "inputs": [], "retriever": owner})
             owners.setdefault(owner, []).append(name)
         current = ""
@@ -231,71 +229,6 @@ class Pipeline:
             current = later.name
         plan.append({"name": "context", "inputs": [current]})
         return plan
-
-    def _searches(
-        self, queries: Sequence[str], hypothetical: str | None
-    ) -> Iterator[tuple[str, str, Callable[..., list[Candidate]], str, dict[str, Any]]]:
-        """Every first-stage search: (retriever, stage name, search, its text, the stage's detail).
-        A retriever with one search keeps its own name; with several, each is named apart so the
-        fused ranking can take the retriever's name without a clash."""
-        for retriever in self._retrievers:
-            searches: dict[str, tuple[Callable[..., list[Candidate]], str, dict[str, Any]]] = {
-                f"q{n}": (retriever, query, {"query": query, "phrasing": n})
-                for n, query in enumerate(queries)
-            }
-            if hypothetical is not None and isinstance(retriever, VectorRetriever):
-                searches["hyde"] = (retriever.search_document, hypothetical, {"hypothetical": hypothetical})
-            for suffix, (search, text, detail) in searches.items():
-                name = retriever.name if len(searches) == 1 else f"{retriever.name}·{suffix}"
-                yield (
-                    retriever.name,
-                    name,
-                    search,
-                    text,
-                    {"retriever": retriever.name, **(detail if len(searches) > 1 else {})},
-                )
-
-    def _first_stages(
-        self, queries: Sequence[str], hypothetical: str | None, report: StageCallback
-    ) -> tuple[list[StageResult], dict[str, StageResult]]:
-        """Every (retriever, phrasing) search at once, reported as each ends, then one ranking per
-        retriever: a retriever's fusion across phrasings runs as soon as its own searches are in."""
-        jobs: dict[str, Callable[[], list[Candidate]]] = {}
-        details: dict[str, dict[str, Any]] = {}
-        owners: dict[str, list[str]] = {}
-        for owner, name, search, text, detail in self._searches(queries, hypothetical):
-            jobs[name] = functools.partial(search, text, source=name)
-            details[name] = detail
-            owners.setdefault(owner, []).append(name)
-        owner_of = {name: owner for owner, names in owners.items() for name in names}
-        finished: dict[str, StageResult] = {}
-        fused: dict[str, StageResult] = {}
-
-        def done(result: StageResult) -> None:
-            result = replace(result, detail=details[result.name])
-            finished[result.name] = result
-            report(result)
-            owner = owner_of[result.name]
-            names = owners[owner]
-            if len(names) > 1 and all(n in finished for n in names):
-                lists = {n: list(finished[n].candidates) for n in names}
-                fused[owner] = _timed_stage(
-                    owner,
-                    functools.partial(rrf, lists, k=self.config.rrf_k),
-                    detail={"method": "rrf", "inputs": ",".join(names), "k": self.config.rrf_k},
-                )
-                report(fused[owner])
-
-        run_jobs(jobs, done)
-        stages = [finished[name] for name in jobs]
-        per_retriever: dict[str, StageResult] = {}
-        for owner, names in owners.items():
-            if len(names) == 1:
-                per_retriever[owner] = stages[list(jobs).index(names[0])]
-            else:
-                stages.append(fused[owner])
-                per_retriever[owner] = fused[owner]
-        return stages, per_retriever
 
 
 def _fuse(config: PipelineConfig, ranked: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
@@ -317,15 +250,9 @@ def _later_stage(stage: Stage, question: str, before: StageResult) -> StageResul
     """One later stage run on the ranking of the stage ``before`` it, timed, with its detail."""
     detail: dict[str, Any] = {"input": before.name, **stage.detail()}
     ranked = list(before.candidates)
-    return _timed_stage(
+    return timed_stage(
         stage.name, lambda: stage(question, ranked, source=before.name, detail=detail), detail=detail
     )
-
-
-def _timed_stage(name: str, run: Callable[[], list[Candidate]], *, detail: dict[str, Any]) -> StageResult:
-    started = time.perf_counter()
-    candidates = run()
-    return StageResult(name, tuple(candidates), (time.perf_counter() - started) * 1000, detail)
 
 
 def _reranked_kept(current: StageResult, context: Sequence[Candidate]) -> dict[str, int]:

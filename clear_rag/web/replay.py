@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from clear_rag.generate.planner import retrieval_dict, stage_event
+from clear_rag.generate.events import retrieval_dict, stage_event
 from clear_rag.generate.prompt import passage_texts
 from clear_rag.generate.verdicts import judge
 from clear_rag.types import Trace

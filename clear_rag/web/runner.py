@@ -30,7 +30,8 @@ from typing import Any
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import Cancelled, ClearRagError, ConfigError, ModelError
 from clear_rag.eval.suite import merge
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.events import Event
+from clear_rag.generate.planner import Planner
 from clear_rag.generate.support import SupportChecker
 from clear_rag.index.places import INDEX_DIR, IndexBehindError
 from clear_rag.providers.base import ChatModel, Embedder, Reranker

@@ -12,7 +12,8 @@ import pytest
 from clear_rag.config import PipelineConfig
 from clear_rag.errors import ModelError
 from clear_rag.generate.bounds import BoundedChat
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.events import Event
+from clear_rag.generate.planner import Planner
 from clear_rag.providers.base import Message
 from clear_rag.providers.fake import ScriptedChatModel
 from clear_rag.providers.ollama import OllamaChat

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clear_rag.errors import ModelError
+from clear_rag.generate.events import Event
 from clear_rag.generate.extractive import MAX_SENTENCES, ExtractiveAnswerer
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.planner import Planner
 from clear_rag.generate.prompt import (
     REFUSAL,
     GivenSource,

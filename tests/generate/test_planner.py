@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from clear_rag.errors import Cancelled, ConfigError
-from clear_rag.generate.planner import Event, Planner, stage_event
+from clear_rag.generate.events import Event, stage_event
+from clear_rag.generate.planner import Planner
 from clear_rag.generate.prompt import REFUSAL, citations, cited_numbers
 from clear_rag.providers.base import Message
 from clear_rag.providers.fake import ScriptedChatModel

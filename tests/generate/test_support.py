@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.events import Event
+from clear_rag.generate.planner import Planner
 from clear_rag.generate.prompt import REFUSAL
 from clear_rag.generate.support import Calibration, SupportChecker
 from clear_rag.generate.terms import content_terms, coverage, facts

@@ -12,10 +12,10 @@ import pytest
 from clear_rag.errors import ConfigError, ModelError
 from clear_rag.providers import Message
 from clear_rag.providers.base import close_provider
-from clear_rag.providers.http import MAX_LINE_BYTES
 from clear_rag.providers.ollama import OllamaChat
 from clear_rag.providers.openai_compat import OpenAIChat
 from clear_rag.providers.select import DEFAULT_TIMEOUT, make_chat, make_embedder, server_timeout
+from clear_rag.providers.streaming import MAX_LINE_BYTES
 from tests.providers.fake_servers import FakeServer, Reply, ndjson_reply
 
 QUESTION = [Message("user", "When do pads need replacing?")]

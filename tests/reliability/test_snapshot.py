@@ -31,7 +31,8 @@ from typer.testing import CliRunner
 
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.cli import app
-from clear_rag.generate.planner import Event, Planner
+from clear_rag.generate.events import Event
+from clear_rag.generate.planner import Planner
 from clear_rag.index.places import IndexBehindError
 from clear_rag.index.sync import keyword_index
 from clear_rag.ingest import ingest

@@ -13,6 +13,8 @@ from clear_rag.hashing import file_sha256
 from clear_rag.train import build
 from clear_rag.train import manifest as mf
 from clear_rag.train.cross_encoder import CrossEncoderSettings
+from clear_rag.train.embedder_build import build_embedder
+from clear_rag.train.reranker_build import build_reranker
 from tests.toy import write_beir
 
 
@@ -90,7 +92,7 @@ def refuse_training(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_current_folder_is_not_trained(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = shipped_folder(tmp_path / "model", data)
     refuse_training(monkeypatch)
-    manifest, trained = build.build_reranker(out=folder, data_folder=data, log=lambda _: None)
+    manifest, trained = build_reranker(out=folder, data_folder=data, log=lambda _: None)
     assert not trained and manifest["cache_key"] == key(data)
 
 
@@ -122,7 +124,7 @@ def test_a_second_materialisation_trains_nothing(
     shipped_folder(models / build.RERANKER, data)
     before = json.loads((models / build.RERANKER / mf.MANIFEST).read_text())
     refuse_training(monkeypatch)
-    asset = model_asset(build.RERANKER, "cross-encoder", build.build_reranker, models, data)
+    asset = model_asset(build.RERANKER, "cross-encoder", build_reranker, models, data)
     assert asset.code_versions_by_key[asset.key] == f"{mf.CODE_VERSION}.{key(data)[:16]}"
     with DagsterInstance.ephemeral() as instance:
         for _ in range(2):
@@ -142,7 +144,7 @@ def test_without_the_data_the_asset_is_skipped(tmp_path: Path) -> None:
     from assets.resources import PathsResource
     from assets.training import model_asset
 
-    asset = model_asset(build.RERANKER, "cross-encoder", build.build_reranker, tmp_path, tmp_path / "absent")
+    asset = model_asset(build.RERANKER, "cross-encoder", build_reranker, tmp_path, tmp_path / "absent")
     result = materialize([asset], resources={"paths": PathsResource()})
     (event,) = result.get_asset_materialization_events()
     assert "no SciFact" in str(event.materialization.metadata["skipped"].value)
@@ -179,7 +181,7 @@ def test_a_corpus_store_is_an_input_and_a_current_folder_with_it_trains_nothing(
     files = {name: file_sha256(folder / name) for name in build.SHIPPED}
     mf.write_manifest(folder, {"cache_key": before, "files": files, "steps": 1, "pairs": 2})
     refuse_training(monkeypatch)
-    builder = build.build_reranker if kind == "cross-encoder" else build.build_embedder
+    builder = build_reranker if kind == "cross-encoder" else build_embedder
     manifest, trained = builder(out=folder, data_folder=data, corpora=corpora, log=lambda _: None)
     assert not trained and manifest["cache_key"] == before
     (corpus / "new.md").write_text("# Saddles\n\nA saddle is set level before a ride.\n", encoding="utf-8")

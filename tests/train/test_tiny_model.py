@@ -16,7 +16,9 @@ from clear_rag.providers.cross_encoder import OnnxCrossEncoder
 from clear_rag.train import build, export
 from clear_rag.train import cross_encoder as ce
 from clear_rag.train import embedder as be
+from clear_rag.train.embedder_build import check_embedder
 from clear_rag.train.mining import Group
+from clear_rag.train.reranker_build import check_reranker
 from tests.providers.tiny_models import VOCAB, build_tokenizer
 
 TEXTS = {
@@ -71,7 +73,7 @@ def test_a_cross_encoder_trains_exports_and_serves(tmp_path: Path) -> None:
     assert np.isfinite(quantised).all() and quantised.shape == (len(passages),)
     assert float(np.max(np.abs(quantised - full))) <= 0.25 * float(np.max(np.abs(full))) + 1e-3
     spread = float(np.ptp(reference))
-    check = build.check_reranker(model, tmp_path / "model", tokenizer, GROUPS, TEXTS, 32)
+    check = check_reranker(model, tmp_path / "model", tokenizer, GROUPS, TEXTS, 32)
     assert check["groups"] == len(GROUPS) and np.isfinite(spread)
 
 
@@ -120,5 +122,5 @@ def test_an_embedder_trains_exports_and_serves(tmp_path: Path) -> None:
     export.quantise(fp32, tmp_path / "model" / build.MODEL_FILE)
     served = OnnxEmbedder(fp32, tokenizer, name="tiny", version="fp32", max_tokens=32)
     assert served.embed(["brake pads"], "query").shape == (1, 32)
-    check = build.check_embedder(model, tmp_path / "model", tokenizer, list(TEXTS.values()), 32)
+    check = check_embedder(model, tmp_path / "model", tokenizer, list(TEXTS.values()), 32)
     assert check["texts"] == len(TEXTS) and check["min_cosine"] > 0.9
