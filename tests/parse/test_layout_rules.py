@@ -9,13 +9,13 @@ from clear_rag.parse.layout.blocks import (
     Element,
     elements_from_groups,
     group_lines,
-    is_heading,
     list_marker,
     runs_on,
 )
 from clear_rag.parse.layout.columns import gutters
 from clear_rag.parse.layout.furniture import find_furniture, is_page_number, normalise
 from clear_rag.parse.layout.geometry import Line, Rule, Word, dominant_size, join_words
+from clear_rag.parse.layout.headings import is_heading
 from clear_rag.parse.layout.lines import join_lines, lines_from_words, segments
 from clear_rag.parse.layout.ruled import ruled_tables
 

@@ -25,6 +25,7 @@ class Word:
     bold: bool = False
     upright: bool = True
     italic: bool = False
+    mono: bool = False  # set in a fixed-pitch (typewriter) font
 
     @property
     def middle(self) -> float:
@@ -50,14 +51,30 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
+class Aside:
+    """Text set at an angle to the page's body text (a margin stamp, a watermark, an axis label),
+    its words placed in its own frame, where it reads left to right (``rotation``)."""
+
+    angle: int  # degrees counter-clockwise from the body text's baseline
+    words: tuple[Word, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PageGeometry:
-    """One page as the glyph reader saw it; ``glyphs`` counts its non-space characters."""
+    """One page as the glyph reader saw it; ``glyphs`` counts its non-space characters.
+
+    Coordinates are those of the frame in which the body text reads upright: the page's own, unless
+    most of its text is turned (a landscape table page), when ``angle`` says by how much and
+    ``width`` and ``height`` are the turned page's.
+    """
 
     width: float
     height: float
     words: tuple[Word, ...]
     rules: tuple[Rule, ...]
     glyphs: int
+    asides: tuple[Aside, ...] = ()
+    angle: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +115,12 @@ class Line:
         """Every word with a letter or digit in it is italic."""
         marked = [word for word in self.words if any(ch.isalnum() for ch in word.text)]
         return bool(marked) and all(word.italic for word in marked)
+
+    @property
+    def mono(self) -> bool:
+        """Every word with a letter or digit in it is set in a fixed-pitch font."""
+        marked = [word for word in self.words if any(ch.isalnum() for ch in word.text)]
+        return bool(marked) and all(word.mono for word in marked)
 
     @property
     def text(self) -> str:
