@@ -81,7 +81,10 @@ class LayoutPdfParser:
         read = typewritten(read)
         rows = [lines_from_words(geometry.words) for _, geometry in read]
         furniture = find_furniture(
-            rows, [geometry.width for _, geometry in read], [geometry.height for _, geometry in read]
+            rows,
+            [geometry.width for _, geometry in read],
+            [geometry.height for _, geometry in read],
+            dominant_size(word for page_rows in rows for row in page_rows for word in row.words),
         )
         pages = [
             _Page(number, geometry, page_rows, chosen)
