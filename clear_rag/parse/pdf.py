@@ -40,6 +40,7 @@ from clear_rag.parse.layout.rotation import (
     relative_angle,
 )
 from clear_rag.parse.pieces import Piece, assemble
+from clear_rag.parse.rtl import logical_order
 
 MEDIA_TYPE = "application/pdf"
 MAX_PAGES = 2000  # a 10-K is 100-300 pages; a file of more is split before ingesting, or the cap raised
@@ -278,7 +279,7 @@ class FlatPdfParser:
 
     file_type = "pdf"
     backend = "flat"
-    version = "1"
+    version = "2"  # 2: right-to-left lines in reading order (issue 31)
 
     def __init__(self, *, max_pages: int = MAX_PAGES) -> None:
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
@@ -303,4 +304,5 @@ class FlatPdfParser:
 
 
 def _page_text(page: Page) -> str:
-    return str(page.extract_text())
+    """The page's text, each line in reading order (right-to-left script too: ``rtl``)."""
+    return "\n".join(logical_order(line) for line in str(page.extract_text()).split("\n"))

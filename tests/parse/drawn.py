@@ -219,3 +219,37 @@ def turned() -> tuple[bytes, Truth]:
     truth.body += lines
     d.page()
     return d.pdf(), truth
+
+
+# --- right-to-left: Arabic and Persian drawn as a PDF producer draws them, in visual order ---
+
+ARABIC = [
+    "البحث عن المعلومات في الوثائق العربية",
+    "يستخدم النظام فهرسا للكلمات ومتجهات للمعاني",
+    "بلغت الإيرادات 391 مليار دولار في عام 2024",
+    "نموذج BM25 هو الأساس (الكلمات المفتاحية) للبحث",
+]
+PERSIAN = ["این یک سند فارسی برای آزمایش جستجو است", "گزارش سالانه شرکت در چهار بخش نوشته شد"]
+ENGLISH = "An English line that quotes the word كتاب in passing."
+
+
+def right_to_left() -> tuple[bytes, Truth]:
+    """A page of Arabic and Persian prose, right-aligned, each line drawn left to right in the order
+    it is seen (python-bidi's ``get_display`` of the line as read), as a PDF producer lays it out; an
+    English line quoting one Arabic word. The truth is the lines as read."""
+    from bidi import get_display
+
+    face = font("DejaVuSans", "regular")
+    truth = Truth()
+    d = Drawing()
+    y = 100.0
+    for lines in (ARABIC, PERSIAN):
+        for line in lines:
+            d.right(540, y, str(get_display(line, base_dir="R")), face, 12)
+            truth.body.append(line)
+            y += 16
+        y += 20
+    d.text(72, y, str(get_display(ENGLISH, base_dir="L")), face, 12)
+    truth.body.append(ENGLISH)
+    d.page()
+    return d.pdf(), truth

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
 
+from clear_rag.parse.rtl import logical_order
+
 
 @dataclass(frozen=True, slots=True)
 class Word:
@@ -143,13 +145,15 @@ TOUCHING = 0.1  # of the font size: words closer than this were one word split b
 
 
 def join_words(words: Sequence[Word]) -> str:
-    """Words in order, a space between them unless they touch (gap under 0.1 of the font size)."""
+    """Words in order, a space between them unless they touch (gap under 0.1 of the font size); a
+    line holding right-to-left script put from the order it is drawn into the order it is read
+    (``clear_rag.parse.rtl``)."""
     parts: list[str] = []
     for index, word in enumerate(words):
         if index and word.x0 - words[index - 1].x1 >= TOUCHING * min(word.size, words[index - 1].size):
             parts.append(" ")
         parts.append(word.text)
-    return "".join(parts)
+    return logical_order("".join(parts))
 
 
 def median_or(values: Sequence[float], default: float) -> float:
