@@ -72,6 +72,10 @@ def test_a_run_in_heading_is_cut_from_its_paragraph_and_bold_words_inside_text_a
     assert run_in(Line(tuple(lead))) is not None
     emphasis = words("Revenue", 72, 100, bold=True) + words("grew in every region", 120, 100)
     assert run_in(Line(tuple(emphasis))) is None  # no number, no full stop: emphasis, not a heading
+    item = (
+        words("•", 72, 100) + words("Cybersecurity:", 84, 100, bold=True) + words("provides tools", 170, 100)
+    )
+    assert run_in(Line(tuple(item))) is None  # a list item's bold lead-in stays in its item
     whole = words("3.1 Overview", 72, 100, bold=True)
     assert run_in(Line(tuple(whole))) is None  # a whole bold line is a heading line already
     lines = [Line(tuple(head)), line("and it goes on to the next line of the paragraph.", y=112)]
@@ -80,6 +84,13 @@ def test_a_run_in_heading_is_cut_from_its_paragraph_and_bold_words_inside_text_a
         ("heading", "3.1 Overview"),
         ("paragraph", "Our dense passage retriever and it goes on to the next line of the paragraph."),
     ]
+    # a bold phrase wrapped onto the next line of a sentence is no run-in heading
+    wrapped = [
+        line("Laws on competition and technology platforms' business", y=100),
+        Line(tuple(words("practices:", 72, 112, bold=True) + words("Laws and regulations", 130, 112))),
+    ]
+    found_elements = elements_from_groups(group_lines(wrapped, BODY, 2.0), BODY)
+    assert [e.kind for e in found_elements] == ["paragraph"]
 
 
 def test_a_paper_in_tex_fonts_gets_every_heading_at_its_level_and_no_caption_or_code_among_them() -> None:

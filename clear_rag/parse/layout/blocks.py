@@ -101,7 +101,7 @@ def group_lines(lines: Sequence[Line], body: float, spacing: float) -> list[_Gro
     """Consecutive lines into groups, each a paragraph, a heading or one list item."""
     right = max((line.x1 for line in lines), default=0.0)
     groups: list[_Group] = []
-    for line in _run_ins_apart(lines):
+    for line in _run_ins_apart(lines, body, spacing, right):
         marker = list_marker(line)
         gap = bool(groups) and gap_break(groups[-1].lines[-1], line, body, spacing)
         if (
@@ -119,12 +119,22 @@ def group_lines(lines: Sequence[Line], body: float, spacing: float) -> list[_Gro
     return groups
 
 
-def _run_ins_apart(lines: Sequence[Line]) -> list[Line]:
+def _run_ins_apart(lines: Sequence[Line], body: float, spacing: float, right: float) -> list[Line]:
     """Lines with a heading run in at their start (``headings.run_in``) cut in two: the heading, and
-    the rest of the line, where its paragraph starts."""
+    the rest of the line, where its paragraph starts. Only a line that opens a paragraph can hold
+    one: the first, one after a paragraph gap, or one after a line that ends a sentence or stops
+    short of the right edge. A list item's bold lead-in ("• Cybersecurity: provides ...") is its
+    item's, and so is a bold phrase wrapped onto an item's next line ("business" / "practices: Laws")."""
     out: list[Line] = []
-    for line in lines:
-        parts = run_in(line)
+    for index, line in enumerate(lines):
+        before = lines[index - 1] if index else None
+        opens = (
+            before is None
+            or gap_break(before, line, body, spacing)
+            or before.text.endswith(_END_OF_SENTENCE)
+            or before.x1 <= right - SHORT_LINE * body
+        )
+        parts = run_in(line) if opens and list_marker(line) is None else None
         out += parts if parts is not None else (line,)
     return out
 

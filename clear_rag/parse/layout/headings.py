@@ -70,6 +70,8 @@ def run_in(line: Line) -> tuple[Line, Line] | None:
     ("Overview.", "Note:"), as LaTeX's \\paragraph and a report's lead-ins set them. A bold word or
     phrase inside a sentence ("the **total** rose") is neither at the line's start nor either form.
     """
+    if not _has_alnum(line.words[0].text):
+        return None  # a bullet, a dash, a bracket: an item or a quotation, not a heading
     count = 0
     while count < len(line.words) and (line.words[count].bold or not _has_alnum(line.words[count].text)):
         count += 1
