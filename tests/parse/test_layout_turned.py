@@ -4,11 +4,20 @@ The PDFs are drawn by reportlab at test time (``tests.parse.drawn``)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from clear_rag.parse.layout.rotation import frame, glyph_angle, glyph_in_frame, relative_angle
+from clear_rag.parse.layout.rotation import (
+    body_angle,
+    by_angle,
+    frame,
+    glyph_angle,
+    glyph_in_frame,
+    relative_angle,
+)
 from tests.parse.drawn import ARXIV, STAMP, turned
 from tests.parse.test_parse_properties import check_blocks
 
@@ -78,3 +87,15 @@ def test_a_landscape_pages_geometry_is_the_turned_page() -> None:
     assert (landscape.angle, landscape.width, landscape.height) == (90, 792, 612)
     assert {aside.angle for aside in first.asides} == {90, -90}
     assert [aside.angle for aside in landscape.asides] == [180]
+
+
+def test_glyphs_at_near_angles_are_one_group_and_a_watermark_is_another() -> None:
+    """A scan's text layer skews its lines by a few degrees each: they stay one body."""
+
+    def glyph(angle: float) -> dict[str, object]:
+        c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        return {"matrix": (c, s, -s, c, 0, 0), "text": "a"}
+
+    groups = by_angle([glyph(0), glyph(0), glyph(4), glyph(-6), glyph(45), glyph(47), glyph(90)])
+    assert {angle: len(found) for angle, found in groups.items()} == {0: 4, 45: 2, 90: 1}
+    assert body_angle(groups) == 0

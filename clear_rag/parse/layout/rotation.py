@@ -8,10 +8,11 @@ turned a quarter round is sorted top to bottom although it reads bottom to top, 
 arXiv margin stamp came out as "a r X i v : 4002 . 3v60940" (issue 31).
 
 Rule: glyphs are grouped by angle, rounded to a whole degree and snapped to the nearest quarter
-turn within ``SNAP`` degrees; each group is moved into its own frame (the page rotated so that the
-group's baseline runs left to right, lines top to bottom), where the ordinary word and line rules
-read it. The frame of the group holding most glyphs is the page's body; the other groups are set
-apart (``geometry.Aside``). Nothing here imports pdfplumber: glyphs are the plain dicts it reports.
+turn within ``SNAP`` degrees, angles within ``SPREAD`` degrees of each other together; each group
+is moved into its own frame (the page rotated so that the group's baseline runs left to right,
+lines top to bottom), where the ordinary word and line rules read it. The frame of the group
+holding most glyphs is the page's body; the other groups are set apart (``geometry.Aside``).
+Nothing here imports pdfplumber: glyphs are the plain dicts it reports.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SNAP = 2  # degrees: an angle this close to a quarter turn is that quarter turn
+SPREAD = 10  # degrees: glyphs at angles this close are read as one group (a scan's skewed lines)
 
 
 def glyph_angle(matrix: Sequence[float] | None) -> int:
@@ -107,11 +109,26 @@ def glyph_in_frame(glyph: Mapping[str, Any], turned: Frame) -> dict[str, Any]:
 
 
 def by_angle(glyphs: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
-    """Glyphs grouped by the angle their baselines run at."""
-    groups: dict[int, list[Mapping[str, Any]]] = {}
+    """Glyphs grouped by the angle their baselines run at, angles within ``SPREAD`` degrees of one
+    another as one group under the angle most of its visible glyphs run at, the largest group first.
+
+    A scan's text layer (OCR) sets each line at its own small skew, 1 degree here, 4 there: read
+    as groups of their own, all but one would be set apart from the body, so near angles go
+    together; a watermark at 45 degrees or a stamp at 90 stays apart.
+    """
+    exact: dict[int, list[Mapping[str, Any]]] = {}
     for glyph in glyphs:
-        groups.setdefault(glyph_angle(glyph.get("matrix")), []).append(glyph)
+        exact.setdefault(glyph_angle(glyph.get("matrix")), []).append(glyph)
+    counts = {angle: _visible(found) for angle, found in exact.items()}
+    groups: dict[int, list[Mapping[str, Any]]] = {}
+    for angle in sorted(exact, key=lambda a: (-counts[a], a != 0, a)):
+        near = next((kept for kept in groups if abs(relative_angle(angle, kept)) <= SPREAD), None)
+        groups.setdefault(angle if near is None else near, []).extend(exact[angle])
     return groups
+
+
+def _visible(glyphs: Sequence[Mapping[str, Any]]) -> int:
+    return sum(1 for glyph in glyphs if not str(glyph.get("text", "")).isspace())
 
 
 def relative_angle(angle: int, base: int) -> int:
@@ -122,8 +139,5 @@ def relative_angle(angle: int, base: int) -> int:
 
 def body_angle(groups: Mapping[int, Sequence[Mapping[str, Any]]]) -> int:
     """The angle most of the page's visible glyphs run at (0 on a tie or an empty page)."""
-    counts = {
-        angle: sum(1 for glyph in found if not str(glyph.get("text", "")).isspace())
-        for angle, found in groups.items()
-    }
+    counts = {angle: _visible(found) for angle, found in groups.items()}
     return max(counts, key=lambda angle: (counts[angle], angle == 0), default=0)
