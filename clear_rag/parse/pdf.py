@@ -13,27 +13,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from io import BytesIO
 from typing import Any, TypeVar
 
 import pdfplumber
 from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+from pdfminer.pdftypes import resolve1
+from pdfminer.psparser import literal_name
 from pdfplumber.page import Page
 from pdfplumber.pdf import PDF
 from pdfplumber.utils.exceptions import PdfminerException
+from pdfplumber.utils.text import extract_words
 
 from clear_rag.errors import EmptyFileError, EncryptedPdfError, ModelMissing, PdfError, ScannedPdfError
 from clear_rag.parse.base import Parsed
-from clear_rag.parse.layout.geometry import PageGeometry, Rule, Word
+from clear_rag.parse.layout.drawing import drawn_rules
+from clear_rag.parse.layout.fonts import FontStyle, font_style, resource_styles
+from clear_rag.parse.layout.geometry import Aside, PageGeometry, Rule, Word
+from clear_rag.parse.layout.rotation import (
+    Frame,
+    body_angle,
+    by_angle,
+    frame,
+    glyph_in_frame,
+    relative_angle,
+)
 from clear_rag.parse.pieces import Piece, assemble
+from clear_rag.parse.rtl import logical_order
 
 MEDIA_TYPE = "application/pdf"
 MAX_PAGES = 2000  # a 10-K is 100-300 pages; a file of more is split before ingesting, or the cap raised
 # The header may follow up to 1 KB of junk, and %%EOF must be in the last 1 KB: what Acrobat accepts.
 _HEADER_WINDOW = _TAIL_WINDOW = 1024
-_BOLD = re.compile(r"bold|black|heavy|semibold|demibold|extrabold", re.IGNORECASE)
-_ITALIC = re.compile(r"italic|oblique", re.IGNORECASE)
-_THIN = 2.0  # points: a filled or stroked rectangle this thin is drawn as a rule, not a box
 _SHOWN_PAGES = 8
 
 T = TypeVar("T")
@@ -196,30 +208,54 @@ def missing_backend(package: str, backend: str, extra: str, models: str) -> Mode
 
 
 def page_geometry(page: Page, *, word_gap: float, line_tolerance: float) -> PageGeometry:
-    """One page's words (with font size and weight) and drawn rules, as plain records.
+    """One page's words (with font size, weight, slant and pitch) and drawn rules, as plain records.
 
-    Words are pdfplumber's ``extract_words`` with tolerances relative to the font size: a gap of
-    more than ``word_gap`` times the size starts a new word, and characters whose tops differ by
-    more than ``line_tolerance`` times the size are on different lines. A change of font or size
-    also ends a word (``extra_attrs``), so a bold word followed by a regular comma is two words;
-    the layout rules join such touching words without a space.
+    Glyphs are grouped by the direction they run in (``layout.rotation``); the group holding most
+    of them is the body, read in the frame where it runs left to right (a landscape table page is
+    read turned), and every other group is an ``Aside`` read in its own frame. Words are
+    pdfplumber's ``extract_words`` with tolerances relative to the font size: a gap of more than
+    ``word_gap`` times the size starts a new word, and characters whose tops differ by more than
+    ``line_tolerance`` times the size are on different lines. A change of font or size also ends a
+    word (``extra_attrs``), so a bold word followed by a regular comma is two words; the layout rules
+    join such touching words without a space.
     """
     chars = page.chars
     glyphs = sum(1 for char in chars if not char["text"].isspace())
-    found = page.extract_words(
-        x_tolerance_ratio=word_gap,
-        y_tolerance_ratio=line_tolerance,
-        keep_blank_chars=False,
-        extra_attrs=["fontname", "size"],
+    styles: dict[str, FontStyle] = {}
+    # pdfminer raises many types on a damaged dictionary; the fonts' names alone then suffice
+    with suppress(Exception):
+        styles = resource_styles(page.page_obj.resources, resolve1, literal_name)
+    groups = by_angle(chars)
+    angle = body_angle(groups)
+    width, height = float(page.width), float(page.height)
+    body = frame(angle, width, height)
+
+    def words(found: list[Any], turned: Frame) -> tuple[Word, ...]:
+        placed = found if turned.angle == 0 else [glyph_in_frame(glyph, turned) for glyph in found]
+        extracted = extract_words(
+            placed,
+            x_tolerance_ratio=word_gap,
+            y_tolerance_ratio=line_tolerance,
+            keep_blank_chars=False,
+            extra_attrs=["fontname", "size"],
+        )
+        return tuple(_word(word, styles) for word in extracted)
+
+    asides = tuple(
+        Aside(relative_angle(other, angle), words(found, frame(other, width, height)))
+        for other, found in sorted(groups.items())
+        if other != angle
     )
-    words = tuple(_word(found_word) for found_word in found)
-    rules = tuple(_rules(page.lines, page.rects))
-    return PageGeometry(float(page.width), float(page.height), words, rules, glyphs)
+    rules = tuple(drawn_rules(page.lines, page.rects))
+    if angle:
+        rules = tuple(Rule(*body.box(rule.x0, rule.top, rule.x1, rule.bottom)) for rule in rules)
+    found = words(groups.get(angle, []), body)
+    return PageGeometry(body.width, body.height, found, rules, glyphs, asides, angle)
 
 
-def _word(found: dict[str, Any]) -> Word:
+def _word(found: dict[str, Any], styles: dict[str, FontStyle]) -> Word:
     fontname = str(found.get("fontname", ""))
-    face = fontname.partition("+")[2] or fontname  # "ABCDEF+Helvetica-Bold": the part after the tag
+    style = styles.get(fontname) or font_style(fontname)
     return Word(
         text=str(found["text"]),
         x0=float(found["x0"]),
@@ -227,54 +263,10 @@ def _word(found: dict[str, Any]) -> Word:
         top=float(found["top"]),
         bottom=float(found["bottom"]),
         size=float(found.get("size") or (found["bottom"] - found["top"])),
-        bold=bool(_BOLD.search(face)),
-        upright=bool(found.get("upright", True)),
-        italic=bool(_ITALIC.search(face)),
+        bold=style.bold,
+        italic=style.italic,
+        mono=style.mono,
     )
-
-
-def _rules(lines: list[dict[str, Any]], rects: list[dict[str, Any]]) -> Iterable[Rule]:
-    """Drawn lines as rules; rectangles as the rules they draw.
-
-    A stroked rectangle draws its four edges (or one rule, if thin). A filled one is a rule only
-    when thin and not light: a wide fill is a background, and a light one (a pale grey row of a
-    shaded table, however narrow its pieces) shades rows rather than ruling them.
-    """
-    for line in lines:
-        yield Rule(float(line["x0"]), float(line["top"]), float(line["x1"]), float(line["bottom"]))
-    for rect in rects:
-        x0, top, x1, bottom = (float(rect[key]) for key in ("x0", "top", "x1", "bottom"))
-        thin = bottom - top <= _THIN or x1 - x0 <= _THIN
-        if not rect.get("stroke"):
-            if thin and not _light(rect.get("non_stroking_color")):
-                yield Rule(x0, top, x1, bottom)
-        elif thin:
-            yield Rule(x0, top, x1, bottom)
-        else:
-            yield Rule(x0, top, x1, top)
-            yield Rule(x0, bottom, x1, bottom)
-            yield Rule(x0, top, x0, bottom)
-            yield Rule(x1, top, x1, bottom)
-
-
-_LIGHT = 0.75  # luminance above which a fill is shading, not ink
-
-
-def _light(colour: object) -> bool:
-    """A grey, RGB or CMYK fill colour lighter than ``_LIGHT``; an unknown one (a pattern) is not."""
-    if not isinstance(colour, tuple | list) or not all(isinstance(v, int | float) for v in colour):
-        return False
-    values = [float(v) for v in colour]
-    if len(values) == 1:
-        luminance = values[0]
-    elif len(values) == 3:
-        luminance = 0.299 * values[0] + 0.587 * values[1] + 0.114 * values[2]
-    elif len(values) == 4:
-        c, m, y, k = values
-        luminance = (1 - k) * (0.299 * (1 - c) + 0.587 * (1 - m) + 0.114 * (1 - y))
-    else:
-        return False
-    return luminance > _LIGHT
 
 
 # --- the flat backend ---
@@ -287,7 +279,7 @@ class FlatPdfParser:
 
     file_type = "pdf"
     backend = "flat"
-    version = "1"
+    version = "2"  # 2: right-to-left lines in reading order (issue 31)
 
     def __init__(self, *, max_pages: int = MAX_PAGES) -> None:
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
@@ -312,4 +304,5 @@ class FlatPdfParser:
 
 
 def _page_text(page: Page) -> str:
-    return str(page.extract_text())
+    """The page's text, each line in reading order (right-to-left script too: ``rtl``)."""
+    return "\n".join(logical_order(line) for line in str(page.extract_text()).split("\n"))

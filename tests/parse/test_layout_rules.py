@@ -9,13 +9,13 @@ from clear_rag.parse.layout.blocks import (
     Element,
     elements_from_groups,
     group_lines,
-    is_heading,
     list_marker,
     runs_on,
 )
 from clear_rag.parse.layout.columns import gutters
-from clear_rag.parse.layout.furniture import find_furniture, is_page_number, normalise
+from clear_rag.parse.layout.furniture import find_furniture, is_page_number, margin_candidates, normalise
 from clear_rag.parse.layout.geometry import Line, Rule, Word, dominant_size, join_words
+from clear_rag.parse.layout.headings import is_heading
 from clear_rag.parse.layout.lines import join_lines, lines_from_words, segments
 from clear_rag.parse.layout.ruled import ruled_tables
 
@@ -85,12 +85,17 @@ def test_line_ends_join_with_a_space_and_hyphenated_words_join_whole(lines: list
 # --- furniture ---
 
 
-@pytest.mark.parametrize("text", ["7", "- 7 -", "Page 7", "page 7 of 40", "7/40", "vii", "xii"])
+@pytest.mark.parametrize(
+    "text",
+    ["7", "- 7 -", "Page 7", "page 7 of 40", "7/40", "vii", "xii", "7-45", "A-3", "p. 7", "[7]", "XIV"],
+)
 def test_page_numbers(text: str) -> None:
     assert is_page_number(text)
 
 
-@pytest.mark.parametrize("text", ["2024 Annual Report", "Total", "Page seven", "7.5", "Item 7"])
+@pytest.mark.parametrize(
+    "text", ["2024 Annual Report", "Total", "Page seven", "7.5", "Item 7", "2023-2024", "10-K", "did", "iiii"]
+)
 def test_not_page_numbers(text: str) -> None:
     assert not is_page_number(text)
 
@@ -99,36 +104,44 @@ def test_furniture_text_compares_with_digits_and_case_normalised() -> None:
     assert normalise("ACME  Corp | Page 12") == normalise("acme corp | page 3") == "acme corp | page #"
 
 
-def _page(n: int, header_y: float = 40, footer_y: float | None = None) -> list[Line]:
-    found = [
-        line(f"ACME Corp report page {n}", y=header_y),
-        line(f"Body text about {chr(80 + n)}.", y=300),
-        line(f"Footnote on topic {chr(64 + n)}", y=700),
-    ]
+def _page(n: int, header: tuple[float, float] = (72, 40), footer_y: float | None = None) -> list[Line]:
+    """A header, ten lines of body text from y 300 (one repeated on every page), perhaps a footer."""
+    found = [line(f"ACME Corp report page {n}", x=header[0], y=header[1])]
+    found += [line(f"Body text {chr(70 + n + k)} of line {k}.", y=300 + 12 * k) for k in range(9)]
+    found.append(line("This sentence repeats in the body of every page.", y=300 + 12 * 9))
     if footer_y is not None:
         found.append(line(f"ACME | Form 10-K | {n}", x=250, y=footer_y))
     return found
 
 
-def test_a_line_repeated_at_the_same_height_is_furniture_from_two_pages_on() -> None:
-    pages = [_page(1), _page(2)]
-    assert find_furniture(pages, [612.0] * 2, [792.0] * 2) == [{0}, {0}]  # not the body or the footnote
-    moved = [_page(1), _page(2, header_y=60)]  # 20 points lower: not the same height
-    assert find_furniture(moved, [612.0] * 2, [792.0] * 2) == [set(), set()]
+def test_a_line_repeated_at_the_same_height_in_a_margin_is_furniture_and_in_the_body_is_not() -> None:
+    pages = [_page(n) for n in range(1, 6)]
+    assert find_furniture(pages, [612.0] * 5, [792.0] * 5, BODY) == [{0}] * 5  # not the repeated body line
+    moved = [_page(n, header=(72 + 40 * n, 40 + 20 * n)) for n in range(1, 6)]  # neither height nor place
+    assert find_furniture(moved, [612.0] * 5, [792.0] * 5, BODY) == [set()] * 5
 
 
 def test_a_footer_flowed_with_the_text_is_furniture_on_enough_pages_at_any_height() -> None:
-    pages = [_page(n, header_y=30 + 20 * n, footer_y=400 + 50 * n) for n in range(1, 5)]
-    assert find_furniture(pages, [612.0] * 4, [792.0] * 4) == [{0, 3}] * 4
-    two = [_page(n, header_y=30 + 20 * n, footer_y=400 + 50 * n) for n in range(1, 3)]
-    assert find_furniture(two, [612.0] * 2, [792.0] * 2) == [set(), set()]  # two pages are not enough
+    pages = [_page(n, header=(72, 30 + 20 * n), footer_y=450 + 50 * n) for n in range(1, 5)]
+    assert find_furniture(pages, [612.0] * 4, [792.0] * 4, BODY) == [{0, 11}] * 4
+    # two pages cannot show it; a header near the edge goes by its position alone
+    two = [_page(n, header=(72, 30 + 20 * n), footer_y=450 + 50 * n) for n in range(1, 3)]
+    assert find_furniture(two, [612.0] * 2, [792.0] * 2, BODY) == [{0}, {0}]
 
 
-def test_a_lone_page_number_at_the_edge_is_furniture_even_on_one_page() -> None:
-    one = [line("Text of a one-page memo.", y=300), line("1", x=300, y=770)]
-    assert find_furniture([one], [612.0], [792.0]) == [{1}]
-    middle = [line("Text of a one-page memo.", y=300), line("1", x=300, y=400)]
-    assert find_furniture([middle], [612.0], [792.0]) == [set()]
+def test_a_lone_page_number_in_a_margin_is_furniture_even_on_one_page() -> None:
+    one = [line("Text of a one-page memo.", y=300), line("1", x=300, y=695)]  # 97 points up
+    assert find_furniture([one], [612.0], [792.0], BODY) == [{1}]
+    inside = [line("Text of a memo.", y=300), line("1", x=300, y=312), line("More of the memo.", y=324)]
+    assert find_furniture([inside], [612.0], [792.0], BODY) == [set()]
+
+
+def test_the_margins_are_the_lines_set_apart_from_the_body_by_a_wide_gap() -> None:
+    lines = [line("Header", y=40), line("Table head", y=90), line("Row one", y=103), line("Row two", y=116)]
+    lines += [line("Last row", y=600), line("7-45", y=752)]
+    found = {(c.edge, c.line) for c in margin_candidates(lines, 612.0, 792.0, 0, BODY)}
+    assert found == {("top", 0), ("bottom", 5), ("bottom", 4)}  # not the table head under the header
+    assert not {c.line for c in margin_candidates(lines[1:4], 612.0, 792.0, 0, BODY) if c.line == 1} - {1}
 
 
 # --- lists and headings ---

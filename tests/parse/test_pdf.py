@@ -21,8 +21,9 @@ from clear_rag.errors import (
 )
 from clear_rag.ingest import ingest
 from clear_rag.parse.base import Parsed
+from clear_rag.parse.layout.drawing import drawn_rules
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from clear_rag.parse.pdf import FlatPdfParser, _rules
+from clear_rag.parse.pdf import FlatPdfParser
 from clear_rag.parse.registry import get_parser
 from clear_rag.store import Store
 from clear_rag.tokens import RegexTokenizer
@@ -287,9 +288,9 @@ def test_a_fill_is_a_rule_only_when_thin_and_dark() -> None:
         return {"x0": 10, "x1": 200, "top": 100, "bottom": 100 + height, "fill": True, "stroke": stroke,
                 "non_stroking_color": colour}  # fmt: skip
 
-    assert len(list(_rules([], [rect(1, (0,))]))) == 1  # a black hairline: a rule
-    assert list(_rules([], [rect(1, (0.94,))])) == []  # a light grey sliver of shading
-    assert list(_rules([], [rect(1, (0.95, 0.95, 0.95))])) == []
-    assert list(_rules([], [rect(1, (0, 0, 0, 0.05))])) == []  # CMYK, nearly white
-    assert list(_rules([], [rect(20, (0,))])) == []  # a wide fill is a background
-    assert len(list(_rules([], [rect(20, (0,), stroke=True)]))) == 4  # a drawn box: its edges
+    assert len(list(drawn_rules([], [rect(1, (0,))]))) == 1  # a black hairline: a rule
+    assert list(drawn_rules([], [rect(1, (0.94,))])) == []  # a light grey sliver of shading
+    assert list(drawn_rules([], [rect(1, (0.95, 0.95, 0.95))])) == []
+    assert list(drawn_rules([], [rect(1, (0, 0, 0, 0.05))])) == []  # CMYK, nearly white
+    assert list(drawn_rules([], [rect(20, (0,))])) == []  # a wide fill is a background
+    assert len(list(drawn_rules([], [rect(20, (0,), stroke=True)]))) == 4  # a drawn box: its edges

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from clear_rag.parse.layout.aligned import aligned_tables
 from clear_rag.parse.layout.geometry import Line, Word, dominant_size
+from clear_rag.parse.layout.headings import NUMBERED_HEADING, is_heading, run_in
 from clear_rag.parse.layout.lines import join_lines
 from clear_rag.parse.layout.tables import Table
 from clear_rag.types import BlockKind
@@ -22,16 +23,9 @@ STYLE_CHANGE = 0.1  # of the body size: a change of font size this large starts 
 INDENT = 1.0  # of the body size: a first-line indent
 SHORT_LINE = 2.0  # of the body size: a line ending this far before the column's right edge is short
 MARKER_SLACK = 0.5  # of the body size: how far left of its marker a list item's line may start
-HEADING_SIZE = 1.15  # of the body size: a larger block of few lines is a heading
-HEADING_LINES = 3
-HEADING_WORDS = 40
-NUMBERED_WORDS = 15
 
 BULLETS = frozenset("•◦▪▫●○■□‣⁃∙·–—-*")
 _ORDERED = re.compile(r"\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]|\((?:\d{1,2}|[a-z]|[ivx]{1,4})\)", re.IGNORECASE)
-NUMBERED_HEADING = re.compile(
-    r"(?:PART\s+[IVX]+\b|ITEM\s+\d{1,2}[A-Z]?\.|NOTE\s+\d{1,2}\b\s*[–—:.-])", re.IGNORECASE
-)
 _END_OF_SENTENCE = tuple(".!?:;\"'”’)")
 
 
@@ -60,6 +54,8 @@ def list_marker(line: Line) -> Word | None:
     """The word that makes a line a list item: a bullet glyph (•, ◦, ▪, –, ...) or an ordinal
     marker ("1.", "a)", "(iv)") as the line's first word, followed by text."""
     first = line.words[0]
+    if line.mono:
+        return None  # "- item" or "1." in a typewriter font is a line of code or output
     if len(line.words) < 2 and not (first.text[0] in BULLETS and len(first.text) > 1):
         return None
     if first.text in BULLETS or _ORDERED.fullmatch(first.text):
@@ -69,38 +65,20 @@ def list_marker(line: Line) -> Word | None:
     return None
 
 
-def is_heading(lines: Sequence[Line], body: float) -> bool:
-    """A heading: at most 3 lines and 40 words, with a letter, and one of: set at least 1.15 times
-    the body size; bold throughout; in italics throughout, at most 15 words on at most 2 lines, not
-    ending a sentence;
-    or a numbered heading ("PART II", "Item 1A.", "Note 3 –") of at most 15 words on at most 2
-    lines."""
-    text = join_lines([line.text for line in lines])
-    words = len(text.split())
-    if len(lines) > HEADING_LINES or words > HEADING_WORDS or not any(ch.isalpha() for ch in text):
-        return False
-    if dominant_size(word for line in lines for word in line.words) >= HEADING_SIZE * body:
-        return True
-    if all(line.bold for line in lines):
-        return True
-    if len(lines) <= 2 and all(line.italic for line in lines) and words <= NUMBERED_WORDS and text[-1] != ".":
-        return True
-    return bool(NUMBERED_HEADING.match(text)) and len(lines) <= 2 and words <= NUMBERED_WORDS
-
-
 def gap_break(above: Line, below: Line, body: float, spacing: float) -> bool:
     """More space between two lines than the page's usual line spacing plus half the body size."""
     return below.top - above.bottom > spacing + PARAGRAPH_GAP * body
 
 
 def style_break(group: _Group, line: Line, body: float) -> bool:
-    """A change of font size (by a tenth of the body size), of weight or of slant, as after a
-    heading."""
+    """A change of font size (by a tenth of the body size), of weight, of slant or between a
+    typewriter font and a proportional one, as after a heading or around code."""
     first = group.lines[0]
     return (
         abs(line.size - first.size) > STYLE_CHANGE * body
         or line.bold != first.bold
         or line.italic != first.italic
+        or line.mono != first.mono
     )
 
 
@@ -123,14 +101,14 @@ def group_lines(lines: Sequence[Line], body: float, spacing: float) -> list[_Gro
     """Consecutive lines into groups, each a paragraph, a heading or one list item."""
     right = max((line.x1 for line in lines), default=0.0)
     groups: list[_Group] = []
-    for line in lines:
+    for line in _run_ins_apart(lines, body, spacing, right):
         marker = list_marker(line)
         gap = bool(groups) and gap_break(groups[-1].lines[-1], line, body, spacing)
         if (
             not groups
             or marker is not None
             or gap
-            or NUMBERED_HEADING.match(line.text)
+            or (NUMBERED_HEADING.match(line.text) and not line.mono)
             or style_break(groups[-1], line, body)
             or indent_break(groups[-1], line, body, right)
             or dedent_break(groups[-1], line, body)
@@ -139,6 +117,26 @@ def group_lines(lines: Sequence[Line], body: float, spacing: float) -> list[_Gro
         else:
             groups[-1].lines.append(line)
     return groups
+
+
+def _run_ins_apart(lines: Sequence[Line], body: float, spacing: float, right: float) -> list[Line]:
+    """Lines with a heading run in at their start (``headings.run_in``) cut in two: the heading, and
+    the rest of the line, where its paragraph starts. Only a line that opens a paragraph can hold
+    one: the first, one after a paragraph gap, or one after a line that ends a sentence or stops
+    short of the right edge. A list item's bold lead-in ("• Cybersecurity: provides ...") is its
+    item's, and so is a bold phrase wrapped onto an item's next line ("business" / "practices: Laws")."""
+    out: list[Line] = []
+    for index, line in enumerate(lines):
+        before = lines[index - 1] if index else None
+        opens = (
+            before is None
+            or gap_break(before, line, body, spacing)
+            or before.text.endswith(_END_OF_SENTENCE)
+            or before.x1 <= right - SHORT_LINE * body
+        )
+        parts = run_in(line) if opens and list_marker(line) is None else None
+        out += parts if parts is not None else (line,)
+    return out
 
 
 def elements_from_groups(groups: Sequence[_Group], body: float) -> list[Element]:
@@ -157,6 +155,9 @@ def elements_from_groups(groups: Sequence[_Group], body: float) -> list[Element]
             out.append(_list_element(items, body))
             items = []
         words = [word for line in group.lines for word in line.words]
+        if all(line.mono for line in group.lines):
+            out.append(Element("code", code_text(group.lines), group.lines[0].top, dominant_size(words)))
+            continue
         out.append(
             Element(
                 "heading" if is_heading(group.lines, body) else "paragraph",
@@ -170,6 +171,15 @@ def elements_from_groups(groups: Sequence[_Group], body: float) -> list[Element]
     if items:
         out.append(_list_element(items, body))
     return out
+
+
+def code_text(lines: Sequence[Line]) -> str:
+    """Lines of code one per line, each indented by as many spaces as its left edge stands right of
+    the leftmost line's, in the typewriter font's character width."""
+    left = min(line.x0 for line in lines)
+    widths = [(w.x1 - w.x0) / len(w.text) for line in lines for w in line.words if w.text]
+    width = sorted(widths)[len(widths) // 2] if widths else 1.0
+    return "\n".join(" " * round((line.x0 - left) / width) + line.text for line in lines)
 
 
 def _list_element(items: Sequence[tuple[Word, list[Line]]], body: float) -> Element:

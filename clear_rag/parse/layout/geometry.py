@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
 
+from clear_rag.parse.rtl import logical_order
+
 
 @dataclass(frozen=True, slots=True)
 class Word:
@@ -25,6 +27,7 @@ class Word:
     bold: bool = False
     upright: bool = True
     italic: bool = False
+    mono: bool = False  # set in a fixed-pitch (typewriter) font
 
     @property
     def middle(self) -> float:
@@ -50,14 +53,30 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
+class Aside:
+    """Text set at an angle to the page's body text (a margin stamp, a watermark, an axis label),
+    its words placed in its own frame, where it reads left to right (``rotation``)."""
+
+    angle: int  # degrees counter-clockwise from the body text's baseline
+    words: tuple[Word, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PageGeometry:
-    """One page as the glyph reader saw it; ``glyphs`` counts its non-space characters."""
+    """One page as the glyph reader saw it; ``glyphs`` counts its non-space characters.
+
+    Coordinates are those of the frame in which the body text reads upright: the page's own, unless
+    most of its text is turned (a landscape table page), when ``angle`` says by how much and
+    ``width`` and ``height`` are the turned page's.
+    """
 
     width: float
     height: float
     words: tuple[Word, ...]
     rules: tuple[Rule, ...]
     glyphs: int
+    asides: tuple[Aside, ...] = ()
+    angle: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +119,12 @@ class Line:
         return bool(marked) and all(word.italic for word in marked)
 
     @property
+    def mono(self) -> bool:
+        """Every word with a letter or digit in it is set in a fixed-pitch font."""
+        marked = [word for word in self.words if any(ch.isalnum() for ch in word.text)]
+        return bool(marked) and all(word.mono for word in marked)
+
+    @property
     def text(self) -> str:
         return join_words(self.words)
 
@@ -120,13 +145,15 @@ TOUCHING = 0.1  # of the font size: words closer than this were one word split b
 
 
 def join_words(words: Sequence[Word]) -> str:
-    """Words in order, a space between them unless they touch (gap under 0.1 of the font size)."""
+    """Words in order, a space between them unless they touch (gap under 0.1 of the font size); a
+    line holding right-to-left script put from the order it is drawn into the order it is read
+    (``clear_rag.parse.rtl``)."""
     parts: list[str] = []
     for index, word in enumerate(words):
         if index and word.x0 - words[index - 1].x1 >= TOUCHING * min(word.size, words[index - 1].size):
             parts.append(" ")
         parts.append(word.text)
-    return "".join(parts)
+    return logical_order("".join(parts))
 
 
 def median_or(values: Sequence[float], default: float) -> float:

@@ -19,6 +19,7 @@ from itertools import pairwise
 
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.aligned import aligned_tables
+from clear_rag.parse.layout.asides import angle_warnings, aside_pieces
 from clear_rag.parse.layout.blocks import Element, list_marker, region_elements, runs_on
 from clear_rag.parse.layout.columns import Band, gutters, split_columns, zones
 from clear_rag.parse.layout.furniture import find_furniture
@@ -48,7 +49,7 @@ _DEFAULT_SPACING = 0.25  # of the body size, where a page has too few lines to m
 class _Page:
     number: int
     geometry: PageGeometry
-    rows: list[Line]  # every upright word's line across the whole page, top to bottom
+    rows: list[Line]  # every body word's line across the whole page, top to bottom
     furniture: set[int]  # indices into rows
 
 
@@ -57,7 +58,9 @@ class LayoutPdfParser:
 
     file_type = "pdf"
     backend = "layout"
-    version = "1"
+    # 2: weight and pitch from TeX's font names and descriptor flags, headings by size from 1.05 of
+    # the body, run-in headings, captions and code; furniture from the margins; turned text (issue 31)
+    version = "2"
 
     def __init__(self, *, max_pages: int = MAX_PAGES, max_glyphs: int = MAX_GLYPHS) -> None:
         for name, value in (("max_pages", max_pages), ("max_glyphs", max_glyphs)):
@@ -75,9 +78,13 @@ class LayoutPdfParser:
         )
         if not any(geometry.words for _, geometry in read):
             raise no_text_layer(source, len(read))
-        rows = [lines_from_words([w for w in geometry.words if w.upright]) for _, geometry in read]
+        read = typewritten(read)
+        rows = [lines_from_words(geometry.words) for _, geometry in read]
         furniture = find_furniture(
-            rows, [geometry.width for _, geometry in read], [geometry.height for _, geometry in read]
+            rows,
+            [geometry.width for _, geometry in read],
+            [geometry.height for _, geometry in read],
+            dominant_size(word for page_rows in rows for row in page_rows for word in row.words),
         )
         pages = [
             _Page(number, geometry, page_rows, chosen)
@@ -105,8 +112,14 @@ class LayoutPdfParser:
                 for i, row in enumerate(page.rows)
                 if i in page.furniture
             ]
+            furniture_pieces += aside_pieces(page.number, page.geometry.asides)
         if blank:
             warnings.append(blank_pages_warning(source, blank))
+        warnings += angle_warnings(
+            source,
+            {page.number: page.geometry.angle for page in pages if page.geometry.angle},
+            [page.number for page in pages if page.geometry.asides],
+        )
         text, blocks = assemble([*_pieces(_run_on(elements)), *furniture_pieces])
         if not blocks:
             raise no_text_layer(source, len(read))
@@ -130,18 +143,28 @@ class LayoutPdfParser:
                     f"{source}: page {page.number} draws too many lines to look for ruled tables in; "
                     "its tables are read from text alignment only"
                 )
-        rotated = [word for word in page.geometry.words if not word.upright]
-        if rotated:
-            found.append(Element("paragraph", " ".join(word.text for word in rotated), page.geometry.height))
-            warnings.append(
-                f"{source}: page {page.number} has {len(rotated)} words of rotated text; they are "
-                "kept as one paragraph at the end of the page"
-            )
         meta = {"page": str(page.number)}
         return [
             replace(element, meta={**element.meta, **meta}, opens=element.opens or index == 0)
             for index, element in enumerate(found)
         ], warnings
+
+
+MONO_BODY = 0.5  # share of characters: a file set mostly in a typewriter font
+
+
+def typewritten(read: list[tuple[int, PageGeometry]]) -> list[tuple[int, PageGeometry]]:
+    """A file set mostly (over half its characters) in a typewriter font has that font for its
+    text, not for code: its words lose the mark, so it is read as prose (``blocks`` reads a run of
+    typewriter lines in a proportional text as code)."""
+    mono = sum(len(word.text) for _, geometry in read for word in geometry.words if word.mono)
+    total = sum(len(word.text) for _, geometry in read for word in geometry.words)
+    if mono <= MONO_BODY * total:
+        return read
+    return [
+        (number, replace(geometry, words=tuple(replace(word, mono=False) for word in geometry.words)))
+        for number, geometry in read
+    ]
 
 
 def page_elements(words: Sequence[Word], geometry: PageGeometry, body: float) -> tuple[list[Element], bool]:
@@ -191,7 +214,7 @@ def line_spacing(rows: Sequence[Line], body: float) -> float:
 def plain_reading_order(words: Sequence[Word], body: float) -> list[Element]:
     """Lines top to bottom, a paragraph break at every gap wider than the line spacing plus half a
     body size: the bounded reading for a page too dense to analyse (one sort, one pass)."""
-    rows = lines_from_words([word for word in words if word.upright])
+    rows = lines_from_words(words)
     spacing = line_spacing(rows, body)
     found: list[Element] = []
     run: list[Line] = []
