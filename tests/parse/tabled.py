@@ -1,0 +1,128 @@
+"""PDFs with tables drawn by reportlab at test time (issue 31), each beside its truth: the cells,
+prose and equation that were drawn, so a test checks what the layout parser made of them.
+
+Positions are in points from the page's top-left corner, as pdfplumber reports them; a text's ``y``
+is its baseline. Fonts are the standard 14 (Helvetica, Times-Italic, Symbol), never embedded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from io import BytesIO
+
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen.canvas import Canvas
+
+LETTER = (612.0, 792.0)
+SIZE = 10.0
+LEADING = 13.0
+PROSE = (
+    "The committee reviewed the spending of every office against the plan it approved at the start "
+    "of the year and found that most offices kept well within their budgets while a few moved money "
+    "between lines to meet needs that nobody had foreseen when the plan was written down"
+)
+
+
+class Drawing:
+    """One reportlab page addressed top-down."""
+
+    def __init__(self, size: tuple[float, float] = LETTER) -> None:
+        self.buffer = BytesIO()
+        self.width, self.height = size
+        self.canvas = Canvas(self.buffer, pagesize=size, invariant=True)
+
+    def text(self, x: float, y: float, text: str, face: str = "Helvetica", size: float = SIZE) -> float:
+        """``text`` with its baseline at ``(x, y)``; returns where it ends."""
+        self.canvas.setFont(face, size)
+        self.canvas.drawString(x, self.height - y, text)
+        return x + stringWidth(text, face, size)
+
+    def right(self, x1: float, y: float, text: str, face: str = "Helvetica", size: float = SIZE) -> None:
+        self.canvas.setFont(face, size)
+        self.canvas.drawRightString(x1, self.height - y, text)
+
+    def line(self, x0: float, y0: float, x1: float, y1: float) -> None:
+        self.canvas.setLineWidth(0.5)
+        self.canvas.line(x0, self.height - y0, x1, self.height - y1)
+
+    def prose(self, x: float, y: float, width: float, text: str, lines: int) -> list[str]:
+        """``text``'s words filled into lines of at most ``width`` points, repeated until ``lines``
+        lines are drawn from baseline ``y``; returns the lines drawn."""
+        words = text.split()
+        drawn: list[str] = []
+        index = 0
+        while len(drawn) < lines:
+            current: list[str] = []
+            while stringWidth(" ".join([*current, words[index % len(words)]]), "Helvetica", SIZE) <= width:
+                current.append(words[index % len(words)])
+                index += 1
+            self.text(x, y + len(drawn) * LEADING, " ".join(current))
+            drawn.append(" ".join(current))
+        return drawn
+
+    def pdf(self) -> bytes:
+        self.canvas.showPage()
+        self.canvas.save()
+        return self.buffer.getvalue()
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A drawn PDF and its truth: the table's rows of cells ("" for a cell left empty), and the
+    other text on the page (prose lines, an equation's pieces)."""
+
+    pdf: bytes
+    rows: tuple[tuple[str, ...], ...] = ()
+    other: tuple[str, ...] = ()
+
+
+def grid(
+    drawing: Drawing, left: float, top: float, widths: Sequence[float], rows: Sequence[Sequence[str]]
+) -> float:
+    """A ruled grid: a rule above and below every row and one at every column edge; cells right-aligned
+    (numbers), each row 1.6 leadings tall. Returns the grid's bottom."""
+    height = 1.6 * LEADING
+    edges = [left]
+    for width in widths:
+        edges.append(edges[-1] + width)
+    bottom = top + height * len(rows)
+    for r in range(len(rows) + 1):
+        drawing.line(left, top + r * height, edges[-1], top + r * height)
+    for x in edges:
+        drawing.line(x, top, x, bottom)
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            if cell:
+                drawing.right(edges[c + 1] - 4, top + r * height + height / 2 + SIZE / 3, cell)
+    return bottom
+
+
+QUARTERS = (
+    ("Item", "Q1", "Q2", "Q3"),
+    ("Rent", "1,000", "", "1,200"),
+    ("Power", "", "300", "310"),
+    ("Water", "90", "95", ""),
+    ("Gas", "40", "45", "50"),
+)
+
+
+def empty_cells_ruled() -> Drawn:
+    """A ruled grid, labels in its first column, with an empty cell in three of its rows."""
+    drawing = Drawing()
+    grid(drawing, 72, 100, [120, 80, 80, 80], QUARTERS)
+    return Drawn(drawing.pdf(), QUARTERS)
+
+
+def empty_cells_aligned() -> Drawn:
+    """The same table without rules (labels left-aligned, numbers right-aligned), between paragraphs."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    top = 80 + 3 * LEADING + 20
+    for r, row in enumerate(QUARTERS):
+        drawing.text(72, top + r * LEADING, row[0])
+        for c, cell in enumerate(row[1:]):
+            if cell:
+                drawing.right(260 + 80 * c, top + r * LEADING, cell)
+    below = drawing.prose(72, top + (len(QUARTERS) + 1) * LEADING + 20, 468, PROSE, 3)
+    return Drawn(drawing.pdf(), QUARTERS, (*above, *below))

@@ -1,0 +1,44 @@
+"""Tables as real-world PDFs draw them (issue 31), on PDFs drawn at test time (tests/parse/tabled.py),
+each checked against the truth it was drawn from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from clear_rag.parse.base import Parsed
+from clear_rag.parse.layout.parser import LayoutPdfParser
+from tests.parse import tabled
+from tests.parse.tabled import Drawn
+
+
+def parse(drawn: Drawn) -> Parsed:
+    return LayoutPdfParser().parse(drawn.pdf, source="drawn.pdf")
+
+
+def tables(parsed: Parsed) -> list[list[list[str]]]:
+    """Each table block's rows, each row its cells (an empty cell as "")."""
+    return [
+        [[cell.strip() for cell in row.split("|")] for row in parsed.text[b.start : b.end].splitlines()]
+        for b in parsed.blocks
+        if b.kind == "table"
+    ]
+
+
+def outside_tables(parsed: Parsed) -> str:
+    return "\n".join(parsed.text[b.start : b.end] for b in parsed.blocks if b.kind != "table")
+
+
+# --- empty cells ---
+
+
+@pytest.mark.parametrize("draw", [tabled.empty_cells_ruled, tabled.empty_cells_aligned])
+def test_an_empty_cell_stays_empty_in_its_column_so_the_row_keeps_its_columns(
+    draw: Callable[[], Drawn],
+) -> None:
+    drawn = draw()
+    found = tables(parse(drawn))
+    assert len(found) == 1
+    assert [len(row) for row in found[0]] == [len(row) for row in drawn.rows]
+    assert found[0] == [list(row) for row in drawn.rows]
