@@ -126,3 +126,64 @@ def empty_cells_aligned() -> Drawn:
                 drawing.right(260 + 80 * c, top + r * LEADING, cell)
     below = drawing.prose(72, top + (len(QUARTERS) + 1) * LEADING + 20, 468, PROSE, 3)
     return Drawn(drawing.pdf(), QUARTERS, (*above, *below))
+
+
+BUDGET = (
+    ("", "Budget", "Actual", "Variance"),
+    ("Staff Travel", "94,000", "20,000", "74,000"),
+    ("Office Supplies", "12,500", "13,100", "-600"),
+    ("Consultants", "8,000", "7,250", "750"),
+    ("Total", "114,500", "40,350", "74,150"),
+)
+
+
+def labels_outside_grid(*, rules_under_labels: bool) -> Drawn:
+    """A budget table whose vertical rules start after its label column: the labels are drawn left of
+    the grid, level with their rows; its horizontal rules stop at the grid or run on under the labels."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    top, left = 140.0, 220.0
+    bottom = grid(drawing, left, top, [90, 90, 90], [row[1:] for row in BUDGET])
+    height = (bottom - top) / len(BUDGET)
+    for r, row in enumerate(BUDGET):
+        if row[0]:
+            drawing.text(72, top + r * height + height / 2 + SIZE / 3, row[0])
+        if rules_under_labels:
+            drawing.line(72, top + r * height, left, top + r * height)
+    if rules_under_labels:
+        drawing.line(72, bottom, left, bottom)
+    below = drawing.prose(72, bottom + 30, 468, PROSE, 3)
+    return Drawn(drawing.pdf(), BUDGET, (*above, *below))
+
+
+GUTTER_X = 306.0  # the middle of a two-column page's gutter: columns 72-288 and 324-540
+
+
+def ruled_beside_column(right: int = 8) -> Drawn:
+    """A two-column page: prose all down the left column; in the right one ``right`` lines of prose,
+    a ruled grid (labels inside it) level with the left column's lines, and as many lines again."""
+    drawing = Drawing()
+    left = drawing.prose(72, 80, 216, PROSE, 40)
+    above = drawing.prose(324, 80, 216, PROSE, right)
+    top = 80 + right * LEADING + 10
+    rows = tuple(row[:3] for row in QUARTERS)
+    bottom = grid(drawing, 324, top, [80, 68, 68], rows)
+    below = drawing.prose(324, bottom + 20, 216, PROSE, right)
+    return Drawn(drawing.pdf(), rows, (*left, *above, *below))
+
+
+def aligned_beside_column(right: int = 8) -> Drawn:
+    """A two-column page: prose all down the left column; in the right one ``right`` lines of prose,
+    a table without rules level with the left column's lines, and as many lines again."""
+    drawing = Drawing()
+    left = drawing.prose(72, 80, 216, PROSE, 40)
+    above = drawing.prose(324, 80, 216, PROSE, right)
+    top = 80 + (right + 1) * LEADING + 10
+    rows = tuple(row[:3] for row in QUARTERS[1:])
+    for r, row in enumerate(rows):
+        drawing.text(324, top + r * LEADING, row[0])
+        for c, cell in enumerate(row[1:]):
+            if cell:
+                drawing.right(460 + 70 * c, top + r * LEADING, cell)
+    below = drawing.prose(324, top + len(rows) * LEADING + 20, 216, PROSE, right)
+    return Drawn(drawing.pdf(), rows, (*left, *above, *below))

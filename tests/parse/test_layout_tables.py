@@ -42,3 +42,31 @@ def test_an_empty_cell_stays_empty_in_its_column_so_the_row_keeps_its_columns(
     assert len(found) == 1
     assert [len(row) for row in found[0]] == [len(row) for row in drawn.rows]
     assert found[0] == [list(row) for row in drawn.rows]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- row labels outside a ruled grid ---
+
+
+@pytest.mark.parametrize("rules_under_labels", [False, True])
+def test_labels_left_of_a_grid_are_in_the_same_row_as_their_numbers(rules_under_labels: bool) -> None:
+    drawn = tabled.labels_outside_grid(rules_under_labels=rules_under_labels)
+    parsed = parse(drawn)
+    (rows,) = tables(parsed)
+    assert rows == [list(row) for row in drawn.rows]
+    rest = flat(outside_tables(parsed))
+    assert not any(row[0] in rest for row in drawn.rows if row[0])
+    assert all(flat(line) in rest for line in drawn.other)
+
+
+@pytest.mark.parametrize("right", [0, 2, 8])
+def test_a_grid_in_one_column_takes_no_labels_from_the_column_beside_it(right: int) -> None:
+    drawn = tabled.ruled_beside_column(right)
+    parsed = parse(drawn)
+    (rows,) = tables(parsed)
+    assert rows == [list(row) for row in drawn.rows]
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)
