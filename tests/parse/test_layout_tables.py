@@ -70,3 +70,16 @@ def test_a_grid_in_one_column_takes_no_labels_from_the_column_beside_it(right: i
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
     assert all(flat(line) in rest for line in drawn.other)
+
+
+# --- a table beside a column of prose ---
+
+
+@pytest.mark.parametrize("right", [1, 2, 3, 8])
+def test_a_table_in_one_column_holds_none_of_the_prose_of_the_column_beside_it(right: int) -> None:
+    drawn = tabled.aligned_beside_column(right)
+    parsed = parse(drawn)
+    (rows,) = tables(parsed)
+    assert rows == [list(row) for row in drawn.rows]
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)
