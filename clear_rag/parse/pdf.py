@@ -25,6 +25,7 @@ from pdfplumber.utils.exceptions import PdfminerException
 from clear_rag.errors import EmptyFileError, EncryptedPdfError, ModelMissing, PdfError, ScannedPdfError
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.geometry import PageGeometry, Rule, Word
+from clear_rag.parse.layout.maths import is_math_font
 from clear_rag.parse.pieces import Piece, assemble
 
 MEDIA_TYPE = "application/pdf"
@@ -230,6 +231,7 @@ def _word(found: dict[str, Any]) -> Word:
         bold=bool(_BOLD.search(face)),
         upright=bool(found.get("upright", True)),
         italic=bool(_ITALIC.search(face)),
+        math=is_math_font(face),
     )
 
 

@@ -187,3 +187,80 @@ def aligned_beside_column(right: int = 8) -> Drawn:
                 drawing.right(460 + 70 * c, top + r * LEADING, cell)
     below = drawing.prose(324, top + len(rows) * LEADING + 20, 216, PROSE, right)
     return Drawn(drawing.pdf(), rows, (*left, *above, *below))
+
+
+# An equation as a sequence of pieces: (text, face, size, rise); rise lifts a superscript (and,
+# negative, drops a subscript) off the baseline, in points.
+Piece = tuple[str, str, float, float]
+ITALIC, SYMBOL, ROMAN = "Times-Italic", "Symbol", "Times-Roman"
+SCRIPT = 7.0
+EQUATIONS: tuple[tuple[Piece, ...], ...] = (
+    (
+        ("L", ITALIC, SIZE, 0),
+        ("(", ROMAN, SIZE, 0),
+        ("q", SYMBOL, SIZE, 0),
+        (")", ROMAN, SIZE, 0),
+        ("=", SYMBOL, SIZE, 0),
+        ("-", SYMBOL, SIZE, 0),
+        ("S", SYMBOL, 14, 0),
+        ("N", ITALIC, SCRIPT, 9),
+        ("i=1", ITALIC, SCRIPT, -6),
+        ("log", ROMAN, SIZE, 0),
+        ("p", ITALIC, SIZE, 0),
+        ("(", ROMAN, SIZE, 0),
+        ("y", ITALIC, SIZE, 0),
+        ("i", ITALIC, SCRIPT, -3),
+        ("|", SYMBOL, SIZE, 0),
+        ("x", ITALIC, SIZE, 0),
+        ("i", ITALIC, SCRIPT, -3),
+        (")", ROMAN, SIZE, 0),
+    ),
+    (
+        ("", ROMAN, SIZE, 0),
+        ("=", SYMBOL, SIZE, 0),
+        ("-", SYMBOL, SIZE, 0),
+        ("S", SYMBOL, 14, 0),
+        ("i", ITALIC, SCRIPT, -6),
+        ("y", ITALIC, SIZE, 0),
+        ("i", ITALIC, SCRIPT, -3),
+        ("q", SYMBOL, SIZE, 0),
+        ("T", ITALIC, SCRIPT, 4),
+        ("x", ITALIC, SIZE, 0),
+        ("i", ITALIC, SCRIPT, -3),
+        ("+", SYMBOL, SIZE, 0),
+        ("l", SYMBOL, SIZE, 0),
+        ("q", SYMBOL, SIZE, 0),
+        ("2", ROMAN, SCRIPT, 4),
+    ),
+    (
+        ("", ROMAN, SIZE, 0),
+        ("=", SYMBOL, SIZE, 0),
+        ("a", SYMBOL, SIZE, 0),
+        ("+", SYMBOL, SIZE, 0),
+        ("b", SYMBOL, SIZE, 0),
+        ("x", ITALIC, SIZE, 0),
+        ("2", ROMAN, SCRIPT, 4),
+    ),
+)
+
+
+def display_equation(*, symbol_font: bool = True) -> Drawn:
+    """A paragraph, a three-line display equation (its lines aligned at "=", with sums, sub- and
+    superscripts in the Symbol and Times-Italic fonts, or with ``symbol_font`` false in Times alone,
+    and an equation number at the right margin), and another paragraph. Its truth: the prose lines
+    drawn."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    top = 80 + 3 * LEADING + 24
+    for r, pieces in enumerate(EQUATIONS):
+        y = top + r * 2 * LEADING
+        x = 250.0 - stringWidth("L(q)", ROMAN, SIZE) - 6  # the lines' "=" signs line up at 250
+        for index, (text, face, size, rise) in enumerate(pieces):
+            if text == "=":
+                x = 250.0
+            gap = 0.0 if rise or index == 0 else 2.5
+            face = face if symbol_font or face != SYMBOL else ROMAN
+            x = drawing.text(x + gap, y - rise, text, face, size) if text else x
+        drawing.right(540, y, f"({r + 1})", ROMAN)
+    below = drawing.prose(72, top + 2 * LEADING * len(EQUATIONS) + 10, 468, PROSE, 3)
+    return Drawn(drawing.pdf(), (), (*above, *below))

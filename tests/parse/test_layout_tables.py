@@ -8,6 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from clear_rag.parse.base import Parsed
+from clear_rag.parse.layout.geometry import Line, Word
+from clear_rag.parse.layout.maths import is_math
 from clear_rag.parse.layout.parser import LayoutPdfParser
 from tests.parse import tabled
 from tests.parse.tabled import Drawn
@@ -83,3 +85,49 @@ def test_a_table_in_one_column_holds_none_of_the_prose_of_the_column_beside_it(r
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
     assert all(flat(line) in rest for line in drawn.other)
+
+
+# --- mathematics ---
+
+
+@pytest.mark.parametrize("symbol_font", [True, False])
+def test_a_display_equation_is_not_a_table(symbol_font: bool) -> None:
+    drawn = tabled.display_equation(symbol_font=symbol_font)
+    parsed = parse(drawn)
+    assert tables(parsed) == []
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)
+    assert all(f"({number})" in rest for number in range(1, len(tabled.EQUATIONS) + 1))
+
+
+def cells_line(cells: list[str], *, math: bool = False, y: float = 100) -> Line:
+    """One table row: each cell's words 5.5 points a letter, cells 40 points apart."""
+    found: list[Word] = []
+    x = 72.0
+    for cell in cells:
+        for token in cell.split():
+            found.append(Word(token, x, x + 5.5 * len(token), y - 10, y, 10, math=math))
+            x += 5.5 * len(token) + 3
+        x += 40
+    return Line(tuple(found))
+
+
+def test_a_table_set_in_math_fonts_is_math_whatever_its_cells() -> None:
+    grid = [["alpha", "beta"], ["gamma", "delta"]]
+    assert is_math([cells_line(row, math=True) for row in grid], grid)
+    assert not is_math([cells_line(row) for row in grid], grid)
+
+
+@pytest.mark.parametrize(
+    ("grid", "math"),
+    [
+        ([["i=1", "i i", ""], ["= n y", "", "(2)"], ["x2", "+ b", "(3)"]], True),
+        ([["α", "β"], ["∑", "(1)"]], True),
+        ([["", "Q1", "Q2"], ["Net sales", "94,000", "—"], ["Cost of sales", "(1,250)", "12.5%"]], False),
+        ([["Staff Travel", "94,000"], ["Office Supplies", "12,500"], ["Total", "106,500"]], False),
+    ],
+)
+def test_a_table_whose_cells_are_mostly_variables_and_operators_is_math(
+    grid: list[list[str]], math: bool
+) -> None:
+    assert is_math([cells_line(row) for row in grid], grid) is math

@@ -14,6 +14,7 @@ from statistics import median
 
 from clear_rag.parse.layout.geometry import Line
 from clear_rag.parse.layout.lines import SIGNS, segments
+from clear_rag.parse.layout.maths import is_math
 from clear_rag.parse.layout.tables import Table
 
 ROW_GAP = 2.5  # of the body size: a wider vertical gap between lines ends an aligned table
@@ -166,6 +167,8 @@ def _as_table(
     grid = merge_heads([tuple(" ".join(cell) for cell in row) for row in cells])
     prose = sum(1 for c in range(len(columns)) if _median_words(grid, c) >= PROSE_CELL_WORDS)
     if prose > (0 if across else 1) or (across and not any(_numeric(grid, c) for c in range(len(columns)))):
+        return None
+    if is_math(lines, grid):
         return None
     return Table(
         min(line.x0 for line in lines),

@@ -25,6 +25,7 @@ class Word:
     bold: bool = False
     upright: bool = True
     italic: bool = False
+    math: bool = False  # set in a font equations are set in (``maths.is_math_font``)
 
     @property
     def middle(self) -> float:
