@@ -264,3 +264,35 @@ def display_equation(*, symbol_font: bool = True) -> Drawn:
         drawing.right(540, y, f"({r + 1})", ROMAN)
     below = drawing.prose(72, top + 2 * LEADING * len(EQUATIONS) + 10, 468, PROSE, 3)
     return Drawn(drawing.pdf(), (), (*above, *below))
+
+
+SALES = (
+    ("", "2024", "2023", "2022"),
+    ("U.S.", "142,196", "138,573", "147,859"),
+    ("China", "66,952", "72,559", "74,200"),
+    ("Total net sales", "391,035", "383,285", "394,328"),
+)
+ASSETS = (
+    ("", "2024", "2023"),
+    ("U.S.", "35,664", "33,276"),
+    ("China", "4,797", "5,778"),
+    ("Total long-lived assets", "45,680", "43,715"),
+)
+
+
+def stacked_tables() -> Drawn:
+    """Two tables without rules one under the other, a blank line apart, each with its own heads
+    (the second has one column fewer, its values right-aligned under the first's last two)."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    y = 80 + 3 * LEADING + 20
+    for table in (SALES, ASSETS):
+        for row in table:
+            if row[0]:
+                drawing.text(72, y, row[0])
+            for c, cell in enumerate(row[1:]):
+                drawing.right(540 - 80 * (len(row) - 2 - c), y, cell)
+            y += LEADING
+        y += LEADING  # a blank line between them
+    below = drawing.prose(72, y, 468, PROSE, 3)
+    return Drawn(drawing.pdf(), SALES + ASSETS, (*above, *below))

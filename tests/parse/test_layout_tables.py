@@ -131,3 +131,14 @@ def test_a_table_whose_cells_are_mostly_variables_and_operators_is_math(
     grid: list[list[str]], math: bool
 ) -> None:
     assert is_math([cells_line(row) for row in grid], grid) is math
+
+
+# --- tables one under the other ---
+
+
+def test_two_tables_one_under_the_other_each_with_its_heads_are_two_tables() -> None:
+    drawn = tabled.stacked_tables()
+    parsed = parse(drawn)
+    assert tables(parsed) == [[list(row) for row in tabled.SALES], [list(row) for row in tabled.ASSETS]]
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)

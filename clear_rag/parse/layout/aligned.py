@@ -27,6 +27,8 @@ NUMERIC_SHARE = 0.5  # of a column's cells that are numbers, in a column of numb
 HEAD_LINES = 2  # column-head lines a table may have above its aligned rows
 LABEL_LINES = 2  # single-segment row labels ("Current assets:") a table may have between two rows
 RESTARTS = 8  # starts tried inside one run of lines before it is given up
+TABLE_BREAK = 1.0  # of the body size: a gap this much wider than a run's usual gap between rows ends it
+MIN_GAPS = 2  # gaps between a run's rows measured before its usual gap is trusted
 
 
 def aligned_tables(
@@ -87,12 +89,29 @@ def _run_end(
 ) -> int:
     """Where the run of table rows starting at ``i`` ends (exclusive): rows of two or more segments,
     and up to ``LABEL_LINES`` single-segment lines between two of them that end left of the value
-    columns (row labels such as "Current assets:")."""
+    columns (row labels such as "Current assets:").
+
+    The run also ends at a row of column heads (no label: its first segment starts over the value
+    columns) after a gap ``TABLE_BREAK`` body sizes wider than the median of the run's own gaps
+    (once ``MIN_GAPS`` are measured): two tables set one under the other, the second with heads of
+    its own ("2024 | 2023" under "2024 | 2023 | 2022"), were read as one, and the second table was
+    credited to neither. A section gap before a labelled row ("Cost of sales:") stays inside.
+    """
     end = i + 1
     values = cut[i][1].x0  # where the leftmost value column starts
-    while end < len(lines) and _close(lines[end - 1], lines[end], body):
+    gaps: list[float] = []
+
+    def near(k: int) -> bool:
+        gap = lines[k].top - lines[k - 1].bottom
+        heads = multi[k] and cut[k][0].x0 >= values - ALIGN * body
+        return _close(lines[k - 1], lines[k], body) and not (
+            heads and len(gaps) >= MIN_GAPS and gap > median(gaps) + TABLE_BREAK * body
+        )
+
+    while end < len(lines) and near(end):
         if multi[end]:
             values = min(values, cut[end][1].x0)
+            gaps.append(lines[end].top - lines[end - 1].bottom)
             end += 1
             continue
         labels = end
@@ -102,11 +121,13 @@ def _run_end(
             and not multi[labels]
             and not is_item[labels]
             and lines[labels].x1 < values
-            and _close(lines[labels - 1], lines[labels], body)
+            and near(labels)
         ):
             labels += 1
-        if end < labels < len(lines) and multi[labels] and _close(lines[labels - 1], lines[labels], body):
-            end = labels
+        if end < labels < len(lines) and multi[labels] and near(labels):
+            gaps += [lines[k].top - lines[k - 1].bottom for k in range(end, labels + 1)]
+            end = labels + 1
+            values = min(values, cut[labels][1].x0)
         else:
             break
     return end
