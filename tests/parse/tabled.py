@@ -296,3 +296,41 @@ def stacked_tables() -> Drawn:
         y += LEADING  # a blank line between them
     below = drawing.prose(72, y, 468, PROSE, 3)
     return Drawn(drawing.pdf(), SALES + ASSETS, (*above, *below))
+
+
+# A statement's rows: each a label (its lines, as wrapped on the page) and its values ("" for none).
+STATEMENT: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("Operating activities",), ("", "")),
+    (("Net income",), ("100,118", "73,795")),
+    (("Stockholders' equity:",), ("", "")),
+    (
+        (
+            "Class A, Class B, and Class C stock and additional paid-in capital,",
+            "$0.001 par value per share: 300,000 shares authorized; 12,460",
+            "and 12,211 shares issued and outstanding",
+        ),
+        ("76,534", "84,800"),
+    ),
+    (("Retained earnings",), ("211,247", "245,084")),
+)
+
+
+def wrapped_labels() -> Drawn:
+    """A statement without rules whose long label wraps over three lines, its values on the last,
+    under a section label with a colon; a section label without one stands over a row of its own."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    y = 80 + 3 * LEADING + 20
+    heads = ("2024", "2023")
+    for c, head in enumerate(heads):
+        drawing.right(460 + 80 * c, y, head)
+    for label, values in STATEMENT:
+        for index, part in enumerate(label):
+            y += LEADING if index == 0 else SIZE + 1  # a wrapped label's lines set closer
+            drawing.text(72, y, part)
+        for c, value in enumerate(values):
+            if value:
+                drawing.right(460 + 80 * c, y, value)
+    below = drawing.prose(72, y + LEADING + 20, 468, PROSE, 3)
+    rows = (("", *heads), *((" ".join(label), *values) for label, values in STATEMENT))
+    return Drawn(drawing.pdf(), rows, (*above, *below))

@@ -142,3 +142,15 @@ def test_two_tables_one_under_the_other_each_with_its_heads_are_two_tables() -> 
     assert tables(parsed) == [[list(row) for row in tabled.SALES], [list(row) for row in tabled.ASSETS]]
     rest = flat(outside_tables(parsed))
     assert all(flat(line) in rest for line in drawn.other)
+
+
+# --- labels wrapped over lines ---
+
+
+def test_a_label_wrapped_over_lines_is_one_cell_in_the_row_of_its_values() -> None:
+    drawn = tabled.wrapped_labels()
+    parsed = parse(drawn)
+    (rows,) = tables(parsed)
+    assert rows == [list(row) for row in drawn.rows]
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)

@@ -16,6 +16,7 @@ from clear_rag.parse.layout.geometry import Line
 from clear_rag.parse.layout.lines import SIGNS, segments
 from clear_rag.parse.layout.maths import is_math
 from clear_rag.parse.layout.tables import Table
+from clear_rag.parse.layout.wrapped import join_wrapped
 
 ROW_GAP = 2.5  # of the body size: a wider vertical gap between lines ends an aligned table
 MIN_ROWS = 3  # lines with two or more cells an aligned table needs, heads included
@@ -25,7 +26,7 @@ ALIGNED_SHARE = 0.8  # of the cells that must align with their column's left, ri
 PROSE_CELL_WORDS = 8  # a column whose cells hold this many words (median) holds prose
 NUMERIC_SHARE = 0.5  # of a column's cells that are numbers, in a column of numbers
 HEAD_LINES = 2  # column-head lines a table may have above its aligned rows
-LABEL_LINES = 2  # single-segment row labels ("Current assets:") a table may have between two rows
+LABEL_LINES = 4  # single-segment lines between two rows: labels ("Current assets:"), wrapped labels
 RESTARTS = 8  # starts tried inside one run of lines before it is given up
 TABLE_BREAK = 1.0  # of the body size: a gap this much wider than a run's usual gap between rows ends it
 MIN_GAPS = 2  # gaps between a run's rows measured before its usual gap is trusted
@@ -69,7 +70,7 @@ def aligned_tables(
             if columns is None:
                 continue
             first = _heads_above(lines, cut, is_item, i, columns, body, floor=found[-1][1] if found else 0)
-            table = _as_table(lines[first:end], cut[first:end], columns, across)
+            table = _as_table(lines[first:end], cut[first:end], columns, across, body)
             if table is not None:
                 found.append((first, end, table))
                 break
@@ -89,7 +90,9 @@ def _run_end(
 ) -> int:
     """Where the run of table rows starting at ``i`` ends (exclusive): rows of two or more segments,
     and up to ``LABEL_LINES`` single-segment lines between two of them that end left of the value
-    columns (row labels such as "Current assets:").
+    columns (row labels such as "Current assets:", and the first lines of a label wrapped over
+    three or four lines, as a filing's share capital rows are: 2, as before, cut such a statement
+    in two).
 
     The run also ends at a row of column heads (no label: its first segment starts over the value
     columns) after a gap ``TABLE_BREAK`` body sizes wider than the median of the run's own gaps
@@ -178,14 +181,18 @@ def _as_table(
     cut: Sequence[list[Line]],
     columns: Sequence[tuple[float, float]],
     across: bool,
+    body: float,
 ) -> Table | None:
-    """The lines as a table with these columns, each segment in the column it overlaps most; none
-    where columns hold prose, or (``across``) no column holds numbers."""
+    """The lines as a table with these columns, each segment in the column it overlaps most, labels
+    wrapped over lines joined (``wrapped``); none where columns hold prose, or (``across``) no
+    column holds numbers, or the lines are an equation (``maths``)."""
     cells: list[list[list[str]]] = [[[] for _ in columns] for _ in cut]
     for row, parts in enumerate(cut):
         for part in parts:
             cells[row][_column_of(part, columns)].append(part.text)
-    grid = merge_heads([tuple(" ".join(cell) for cell in row) for row in cells])
+    grid = merge_heads(
+        join_wrapped([tuple(" ".join(cell) for cell in row) for row in cells], lines, ALIGN * body)
+    )
     prose = sum(1 for c in range(len(columns)) if _median_words(grid, c) >= PROSE_CELL_WORDS)
     if prose > (0 if across else 1) or (across and not any(_numeric(grid, c) for c in range(len(columns)))):
         return None
