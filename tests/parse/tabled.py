@@ -334,3 +334,25 @@ def wrapped_labels() -> Drawn:
     below = drawing.prose(72, y + LEADING + 20, 468, PROSE, 3)
     rows = (("", *heads), *((" ".join(label), *values) for label, values in STATEMENT))
     return Drawn(drawing.pdf(), rows, (*above, *below))
+
+
+COSTS = (
+    ("Research and development expense for the year", "31,370", "29,915"),
+    ("Selling, general and administrative expense in total", "26,097", "24,932"),
+    ("Depreciation and amortization of property and equipment", "11,445", "11,519"),
+    ("Interest and dividend income on marketable securities", "3,750", "3,212"),
+)
+
+
+def wordy_labels() -> Drawn:
+    """One column: full-width prose, a table without rules whose labels are prose-like (six or
+    more words, set flush left at the prose's margin), and full-width prose: no column beside it."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 4)
+    top = 80 + 4 * LEADING + 10
+    for r, row in enumerate(COSTS):
+        drawing.text(72, top + r * LEADING, row[0])
+        for c, cell in enumerate(row[1:]):
+            drawing.right(460 + 80 * c, top + r * LEADING, cell)
+    below = drawing.prose(72, top + len(COSTS) * LEADING + 10, 468, PROSE, 4)
+    return Drawn(drawing.pdf(), COSTS, (*above, *below))

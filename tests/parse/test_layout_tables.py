@@ -154,3 +154,12 @@ def test_a_label_wrapped_over_lines_is_one_cell_in_the_row_of_its_values() -> No
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
     assert all(flat(line) in rest for line in drawn.other)
+
+
+def test_a_table_with_wordy_labels_on_a_one_column_page_shows_no_gutter() -> None:
+    drawn = tabled.wordy_labels()
+    parsed = parse(drawn)
+    (rows,) = tables(parsed)
+    assert rows == [list(row) for row in drawn.rows]
+    rest = flat(outside_tables(parsed))
+    assert all(flat(line) in rest for line in drawn.other)
