@@ -31,6 +31,7 @@ from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.drawing import drawn_rules
 from clear_rag.parse.layout.fonts import FontStyle, font_style, resource_styles
 from clear_rag.parse.layout.geometry import Aside, PageGeometry, Rule, Word
+from clear_rag.parse.layout.maths import is_math_font
 from clear_rag.parse.layout.rotation import (
     Frame,
     body_angle,
@@ -266,6 +267,7 @@ def _word(found: dict[str, Any], styles: dict[str, FontStyle]) -> Word:
         bold=style.bold,
         italic=style.italic,
         mono=style.mono,
+        math=is_math_font(fontname.partition("+")[2] or fontname),
     )
 
 

@@ -14,7 +14,9 @@ from statistics import median
 
 from clear_rag.parse.layout.geometry import Line
 from clear_rag.parse.layout.lines import SIGNS, segments
+from clear_rag.parse.layout.maths import is_math
 from clear_rag.parse.layout.tables import Table
+from clear_rag.parse.layout.wrapped import join_wrapped
 
 ROW_GAP = 2.5  # of the body size: a wider vertical gap between lines ends an aligned table
 MIN_ROWS = 3  # lines with two or more cells an aligned table needs, heads included
@@ -24,8 +26,10 @@ ALIGNED_SHARE = 0.8  # of the cells that must align with their column's left, ri
 PROSE_CELL_WORDS = 8  # a column whose cells hold this many words (median) holds prose
 NUMERIC_SHARE = 0.5  # of a column's cells that are numbers, in a column of numbers
 HEAD_LINES = 2  # column-head lines a table may have above its aligned rows
-LABEL_LINES = 2  # single-segment row labels ("Current assets:") a table may have between two rows
+LABEL_LINES = 4  # single-segment lines between two rows: labels ("Current assets:"), wrapped labels
 RESTARTS = 8  # starts tried inside one run of lines before it is given up
+TABLE_BREAK = 1.0  # of the body size: a gap this much wider than a run's usual gap between rows ends it
+MIN_GAPS = 2  # gaps between a run's rows measured before its usual gap is trusted
 
 
 def aligned_tables(
@@ -66,7 +70,7 @@ def aligned_tables(
             if columns is None:
                 continue
             first = _heads_above(lines, cut, is_item, i, columns, body, floor=found[-1][1] if found else 0)
-            table = _as_table(lines[first:end], cut[first:end], columns, across)
+            table = _as_table(lines[first:end], cut[first:end], columns, across, body)
             if table is not None:
                 found.append((first, end, table))
                 break
@@ -86,12 +90,31 @@ def _run_end(
 ) -> int:
     """Where the run of table rows starting at ``i`` ends (exclusive): rows of two or more segments,
     and up to ``LABEL_LINES`` single-segment lines between two of them that end left of the value
-    columns (row labels such as "Current assets:")."""
+    columns (row labels such as "Current assets:", and the first lines of a label wrapped over
+    three or four lines, as a filing's share capital rows are: 2, as before, cut such a statement
+    in two).
+
+    The run also ends at a row of column heads (no label: its first segment starts over the value
+    columns) after a gap ``TABLE_BREAK`` body sizes wider than the median of the run's own gaps
+    (once ``MIN_GAPS`` are measured): two tables set one under the other, the second with heads of
+    its own ("2024 | 2023" under "2024 | 2023 | 2022"), were read as one, and the second table was
+    credited to neither. A section gap before a labelled row ("Cost of sales:") stays inside.
+    """
     end = i + 1
     values = cut[i][1].x0  # where the leftmost value column starts
-    while end < len(lines) and _close(lines[end - 1], lines[end], body):
+    gaps: list[float] = []
+
+    def near(k: int) -> bool:
+        gap = lines[k].top - lines[k - 1].bottom
+        heads = multi[k] and cut[k][0].x0 >= values - ALIGN * body
+        return _close(lines[k - 1], lines[k], body) and not (
+            heads and len(gaps) >= MIN_GAPS and gap > median(gaps) + TABLE_BREAK * body
+        )
+
+    while end < len(lines) and near(end):
         if multi[end]:
             values = min(values, cut[end][1].x0)
+            gaps.append(lines[end].top - lines[end - 1].bottom)
             end += 1
             continue
         labels = end
@@ -101,11 +124,13 @@ def _run_end(
             and not multi[labels]
             and not is_item[labels]
             and lines[labels].x1 < values
-            and _close(lines[labels - 1], lines[labels], body)
+            and near(labels)
         ):
             labels += 1
-        if end < labels < len(lines) and multi[labels] and _close(lines[labels - 1], lines[labels], body):
-            end = labels
+        if end < labels < len(lines) and multi[labels] and near(labels):
+            gaps += [lines[k].top - lines[k - 1].bottom for k in range(end, labels + 1)]
+            end = labels + 1
+            values = min(values, cut[labels][1].x0)
         else:
             break
     return end
@@ -156,16 +181,22 @@ def _as_table(
     cut: Sequence[list[Line]],
     columns: Sequence[tuple[float, float]],
     across: bool,
+    body: float,
 ) -> Table | None:
-    """The lines as a table with these columns, each segment in the column it overlaps most; none
-    where columns hold prose, or (``across``) no column holds numbers."""
+    """The lines as a table with these columns, each segment in the column it overlaps most, labels
+    wrapped over lines joined (``wrapped``); none where columns hold prose, or (``across``) no
+    column holds numbers, or the lines are an equation (``maths``)."""
     cells: list[list[list[str]]] = [[[] for _ in columns] for _ in cut]
     for row, parts in enumerate(cut):
         for part in parts:
             cells[row][_column_of(part, columns)].append(part.text)
-    grid = merge_heads([tuple(" ".join(cell) for cell in row) for row in cells])
+    grid = merge_heads(
+        join_wrapped([tuple(" ".join(cell) for cell in row) for row in cells], lines, ALIGN * body)
+    )
     prose = sum(1 for c in range(len(columns)) if _median_words(grid, c) >= PROSE_CELL_WORDS)
     if prose > (0 if across else 1) or (across and not any(_numeric(grid, c) for c in range(len(columns)))):
+        return None
+    if is_math(lines, grid):
         return None
     return Table(
         min(line.x0 for line in lines),

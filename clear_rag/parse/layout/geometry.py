@@ -28,6 +28,7 @@ class Word:
     upright: bool = True
     italic: bool = False
     mono: bool = False  # set in a fixed-pitch (typewriter) font
+    math: bool = False  # set in a font equations are set in (``maths.is_math_font``)
 
     @property
     def middle(self) -> float:

@@ -20,6 +20,7 @@ from itertools import pairwise
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.aligned import aligned_tables
 from clear_rag.parse.layout.asides import angle_warnings, aside_pieces
+from clear_rag.parse.layout.beside import table_gutters
 from clear_rag.parse.layout.blocks import Element, list_marker, region_elements, runs_on
 from clear_rag.parse.layout.columns import Band, gutters, split_columns, zones
 from clear_rag.parse.layout.furniture import find_furniture
@@ -171,7 +172,7 @@ def page_elements(words: Sequence[Word], geometry: PageGeometry, body: float) ->
     """A page's blocks in reading order; and whether it had too many rules for ruled tables."""
     tables, rest, too_many = ruled_tables(words, geometry.rules, body)
     rows = lines_from_words(rest)
-    bands = gutters(rows, body)
+    bands = gutters(rows, body) or table_gutters(rows, body)
     spacing = line_spacing(rows, body)
     if not bands:
         return region_elements(rows, tables, body, spacing), too_many

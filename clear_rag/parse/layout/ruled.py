@@ -7,7 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
 
+from clear_rag.parse.layout.columns import Band, gutters
 from clear_rag.parse.layout.geometry import Rule, Word
+from clear_rag.parse.layout.labels import outside_labels
 from clear_rag.parse.layout.lines import join_lines, lines_from_words
 from clear_rag.parse.layout.tables import Table
 
@@ -110,10 +112,19 @@ def ruled_tables(
 ) -> tuple[list[Table], list[Word], bool]:
     """Tables whose cells are drawn, the words outside them, and whether rules were too many.
 
-    Each word goes to the cell holding its centre; a cell's words are read as lines, joined.
+    Each word goes to the cell holding its centre; a cell's words are read as lines, joined. Row
+    labels set left of the grid's first vertical rule become its first column (``labels``).
     """
     tolerance = RULE_TOLERANCE * body
     found, too_many = grids(rules, tolerance)
+    bands: list[Band] | None = None
+
+    def page_bands() -> list[Band]:
+        nonlocal bands
+        if bands is None:
+            bands = gutters(lines_from_words(words), body)
+        return bands
+
     tables: list[Table] = []
     taken: set[int] = set()
     # Words by height, so each grid looks only at the words level with it.
@@ -131,10 +142,19 @@ def ruled_tables(
             taken.add(index)
         if not cells:
             continue
+        labels = outside_labels(words, taken, ys, xs, cells, body, page_bands)
+        taken.update(index for indices in labels.values() for index in indices)
         rows = tuple(
             tuple(_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)) for r in range(len(ys) - 1)
         )
-        tables.append(Table(xs[0], ys[0], xs[-1], ys[-1], rows, ruled=True))
+        x0 = xs[0]
+        if labels:
+            rows = tuple(
+                (_cell_text([words[index] for index in labels.get(r, [])]), *row)
+                for r, row in enumerate(rows)
+            )
+            x0 = min(words[index].x0 for indices in labels.values() for index in indices)
+        tables.append(Table(x0, ys[0], xs[-1], ys[-1], rows, ruled=True))
     return tables, [word for index, word in enumerate(words) if index not in taken], too_many
 
 

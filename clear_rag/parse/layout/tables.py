@@ -1,5 +1,6 @@
 """The table a layout rule found, rendered as the HTML parser renders a ``<table>``: one row per
-line, its non-empty cells separated by " | ". Its cells are kept in the block's meta as JSON.
+line, every cell of it, an empty one as nothing, separated by " | ". Its cells are kept in the
+block's meta as JSON.
 
 Ruled tables (drawn cell grids) are found by ``ruled``, tables without rules (words aligned on
 shared columns) by ``aligned``.
@@ -21,8 +22,13 @@ class Table:
     ruled: bool
 
     def render(self) -> str:
-        """One row per line, non-empty cells separated by " | "; rows with no text left out."""
-        return "\n".join(" | ".join(cell for cell in row if cell) for row in self.rows if any(row))
+        """One row per line, its cells separated by " | "; rows with no text left out.
+
+        An empty cell stays, as nothing between two separators ("Rent | 1,000 |  | 1,200"), as an
+        empty ``<td>`` does in the HTML parser: dropping it (as this did before) shifted the row's
+        later cells left, under the wrong column heads.
+        """
+        return "\n".join(" | ".join(row) for row in self.rows if any(row))
 
     def meta(self) -> dict[str, str]:
         return {
