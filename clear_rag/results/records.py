@@ -127,6 +127,7 @@ class Counts(Shape):
     cells_truth: int
     cells_in_tables: int
     cells_anywhere: int
+    cells_in_rows: int | None = None  # files written before issue 31 have none
     furniture_on_pages: int
     furniture_leaked: int
 
@@ -140,6 +141,7 @@ class ParseScores(Shape):
     order: float
     cells_in_tables: float
     cells_anywhere: float
+    cells_in_rows: float | None = None  # the truth's table rows recovered whole; none before issue 31
     furniture_leakage: float
     pages: int
     seconds: float
