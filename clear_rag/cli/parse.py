@@ -183,6 +183,8 @@ COLUMNS = (
     ("cells in rows", "cells_in_rows", "{:.4f}"),
     ("cells anywhere", "cells_anywhere", "{:.4f}"),
     ("furniture leak", "furniture_leakage", "{:.4f}"),
+    ("headings R", "headings_recall", "{:.4f}"),
+    ("headings P", "headings_precision", "{:.4f}"),
     ("pages", "pages", "{}"),
     ("seconds", "seconds", "{:.2f}"),
     ("pages/s", "pages_per_second", "{:.1f}"),
@@ -190,7 +192,8 @@ COLUMNS = (
 
 
 def table(backends: dict[str, Any]) -> str:
-    """One text table per backend: a line per document, then the overall (micro) line."""
+    """One text table per backend: a line per document, then the overall (micro) line; a metric not
+    measured (headings, where the truth lists none) is a dash."""
     blocks = []
     for name, run in backends.items():
         if "not_run" in run:
@@ -204,7 +207,8 @@ def table(backends: dict[str, Any]) -> str:
         lines = [f"backend {name} ({run['version']})", head]
         for doc, scores in rows:
             cells = "  ".join(
-                f"{form.format(scores[key]):>{max(len(label), 6)}}" for label, key, form in COLUMNS
+                f"{'—' if scores[key] is None else form.format(scores[key]):>{max(len(label), 6)}}"
+                for label, key, form in COLUMNS
             )
             lines.append(
                 f"{doc:<{width}}  {cells}" + (f"  error: {scores['error']}" if "error" in scores else "")

@@ -253,8 +253,9 @@ def query_table(query: str, result: dict[str, Any], results_dir: Path, name: str
     )
 
 
-# Written since issue 31: shown when a file holds it, so a file written before still renders.
-PARSE_OPTIONAL = frozenset({"cells_in_rows"})
+# Written since issue 31 (headings only where a truth lists them): shown when a file holds them, so a
+# file written before still renders.
+PARSE_OPTIONAL = frozenset({"cells_in_rows", "headings_recall", "headings_precision"})
 PARSE_COLUMNS = (
     ("words_precision", "word P"),
     ("words_recall", "word R"),
@@ -264,6 +265,8 @@ PARSE_COLUMNS = (
     ("cells_in_rows", "cells in whole rows"),
     ("cells_anywhere", "cells anywhere"),
     ("furniture_leakage", "furniture leaked"),
+    ("headings_recall", "headings R"),
+    ("headings_precision", "headings P"),
     ("pages_per_second", "pages/s"),
 )
 

@@ -86,7 +86,11 @@ def test_a_drawn_pdf_is_scored_against_a_hand_written_truth(
     # flat has no table blocks: no cell is in a table or a whole row, every one is somewhere.
     assert (flat["cells_in_tables"], flat["cells_in_rows"], flat["cells_anywhere"]) == (0.0, 0.0, 1.0)
     assert flat["counts"]["cells_truth"] == sum(len(row) for row in TRUTH["tables"][0]["rows"])
+    # flat marks no headings: none of the listed two found, none marked wrongly.
+    assert (flat["headings_recall"], flat["headings_precision"]) == (0.0, 1.0)
+    assert flat["counts"]["headings_truth"] == len(TRUTH["headings"])
     assert layout["words_recall"] >= 0.9
+    assert layout["headings_recall"] is not None
 
 
 def test_a_pdf_named_with_a_dash_finds_its_own_truth_before_the_prefix(folders: tuple[Path, Path]) -> None:

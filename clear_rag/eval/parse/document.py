@@ -10,6 +10,7 @@ from typing import Any
 from clear_rag.chunk.base import indexable
 from clear_rag.eval.parse.cells import CellScore, row_cells, table_cells
 from clear_rag.eval.parse.furniture import LeakScore, furniture_leakage, on_pages
+from clear_rag.eval.parse.headings import HeadingScore, heading_recovery
 from clear_rag.eval.parse.order import OrderScore, reading_order
 from clear_rag.eval.parse.rows import Row, RowScore, table_rows
 from clear_rag.eval.parse.tokens import tokens
@@ -18,6 +19,7 @@ from clear_rag.eval.parse.words import WordScore, word_recovery
 from clear_rag.types import Block, Document
 
 TABLE = "table"
+HEADING = "heading"
 
 
 def body(text: str, blocks: Sequence[Block]) -> tuple[str, tuple[Block, ...]]:
@@ -46,6 +48,7 @@ class DocumentScore:
     cells: CellScore
     rows: RowScore
     furniture: LeakScore
+    headings: HeadingScore
     pages: int = 0
     seconds: float = 0.0
     documents: int = 1
@@ -60,6 +63,7 @@ class DocumentScore:
             add(self.cells, other.cells),
             add(self.rows, other.rows),
             add(self.furniture, other.furniture),
+            add(self.headings, other.headings),
             self.pages + other.pages,
             self.seconds + other.seconds,
             self.documents + other.documents,
@@ -80,6 +84,8 @@ class DocumentScore:
             "cells_anywhere": round(self.cells.anywhere_rate, 4),
             "cells_in_rows": round(self.rows.rate, 4),
             "furniture_leakage": round(self.furniture.leakage, 4),
+            "headings_recall": _rounded(self.headings.recall),
+            "headings_precision": _rounded(self.headings.precision),
             "pages": self.pages,
             "seconds": round(self.seconds, 3),
             "pages_per_second": round(self.pages_per_second, 2),
@@ -94,8 +100,15 @@ class DocumentScore:
                 "cells_in_rows": self.rows.in_rows,
                 "furniture_on_pages": self.furniture.on_pages,
                 "furniture_leaked": self.furniture.leaked,
+                "headings_truth": self.headings.truth,
+                "headings_parsed": self.headings.parsed,
+                "headings_matched": self.headings.matched,
             },
         }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _fields(score: Any) -> tuple[Any, ...]:
@@ -118,6 +131,9 @@ def score_document(text: str, blocks: Sequence[Block], truth: Truth, *, pages: s
         cells=table_cells(truth.tables, [[c for row in t for c in row] for t in tables], parsed),
         rows=table_rows(truth.tables, tables),
         furniture=furniture_leakage(parsed, wanted, truth.furniture, printed),
+        headings=heading_recovery(
+            (kept[b.start : b.end] for b in kept_blocks if b.kind == HEADING), truth.headings
+        ),
     )
 
 

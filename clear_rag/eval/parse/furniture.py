@@ -18,7 +18,9 @@ Overlapping strings are counted once: longer runs are matched first and a token 
 not matched again, so the page number ``23`` inside the footer ``Apple Inc. | 2024 Form 10-K | 23``
 belongs to the footer. The excess is over the whole document (the truth has no pages), so a body
 occurrence the parse lost can hide a leaked one of the same string: ``leaked`` is a lower bound where
-a parse also drops body words.
+a parse also drops body words. Furniture the truth does not list lends its tokens to a listed string
+it contains: the 10-K renders' "Page 38 of 48" footer, unlisted, counts as the filed page numbers
+"38." and "48." on every page of Alphabet's render (listing such footers keeps them apart).
 
 The measure this replaced counted a string only where its tokens filled a whole line of the body: a
 header that shared its line with a footer, or a page number glued to a body line, leaked 0
