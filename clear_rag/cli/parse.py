@@ -1,7 +1,9 @@
 """``clear-rag parse-eval [FOLDER]``: every PDF parsed by each backend and scored against its ground truth.
 
-A PDF ``<co>-<anything>.pdf`` is scored against ``<truth>/<co>.json`` (``aapl-two-column.pdf`` against
-``truth/aapl.json``) with the metrics of ``clear_rag.eval.parse``. One table per backend is printed;
+A PDF ``<name>.pdf`` is scored against ``<truth>/<name>.json``, or else, for ``<co>-<anything>.pdf``,
+against ``<truth>/<co>.json`` (``aapl-two-column.pdf`` against ``truth/aapl.json``), with the metrics of
+``clear_rag.eval.parse``; a truth file is written in the format of ``clear_rag.eval.parse.truth``, so
+``--truth`` can point at anyone's own truth files. One table per backend is printed;
 ``--save-results`` writes them to ``results/parse.json``, which ``tests/parse/test_pdf_differential.py``
 holds every later parse to.
 """
@@ -9,7 +11,6 @@ holds every later parse to.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import platform
 import shlex
@@ -24,8 +25,8 @@ import typer
 
 from clear_rag.cli.app import app, fail
 from clear_rag.errors import ClearRagError, InputError, ModelError
-from clear_rag.eval.parse.document import DocumentScore, Truth, overall, score_document
-from clear_rag.eval.parse.furniture import furniture_occurrences
+from clear_rag.eval.parse.document import DocumentScore, overall, score_document
+from clear_rag.eval.parse.truth import FORMAT, Truth, load_truth
 from clear_rag.parse.base import Parser
 
 DEFAULT_FOLDER = Path("corpora") / "10k" / "pdf"
@@ -64,23 +65,19 @@ def _name(pdf: Path, root: Path) -> str:
 
 
 def truth_path(pdf: Path, truth_dir: Path) -> Path:
-    """``<truth_dir>/<co>.json`` for ``<co>.pdf`` or ``<co>-anything.pdf``: the name before any ``-``."""
-    return truth_dir / f"{pdf.stem.split('-', 1)[0]}.json"
+    """``<truth_dir>/<name>.json`` for ``<name>.pdf`` where it exists, else ``<truth_dir>/<co>.json`` for
+    ``<co>-anything.pdf`` (the name before the first ``-``: one truth for each render of a document)."""
+    exact = truth_dir / f"{pdf.stem}.json"
+    return exact if exact.is_file() else truth_dir / f"{pdf.stem.split('-', 1)[0]}.json"
 
 
-def load_truth(path: Path) -> Truth:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("does not exist (the ground truth of a PDF)", path=str(path), fix=BUILD) from None
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot be read as JSON ({err})", path=str(path), fix=BUILD) from None
-    if not isinstance(data, dict):
-        raise InputError("is not a truth file (not a JSON object)", path=str(path), fix=BUILD)
-    try:
-        return Truth.from_mapping(data, source=str(path))
-    except ValueError as err:
-        raise InputError(str(err).removeprefix(f"{path}: "), path=str(path), fix=BUILD) from None
+def truth_of(pdf: Path, truth_dir: Path) -> Truth:
+    """The truth ``pdf`` is scored against; a missing one is an error naming both names it may have."""
+    path = truth_path(pdf, truth_dir)
+    names = {f"{pdf.stem}.json", path.name}
+    build = BUILD[0].lower() + BUILD[1:]
+    fix = f"Write {' or '.join(sorted(names))} there ({FORMAT}); for the 10-K renders, {build}"
+    return load_truth(path, fix=fix)
 
 
 def pdf_pages(data: bytes, *, source: str) -> tuple[int, str]:
@@ -110,11 +107,8 @@ def evaluate(pdfs: Sequence[Path], truth_dir: Path, backends: Sequence[str], roo
     whose package is not installed (``ModelError``). An unknown backend name is an error."""
     from clear_rag.parse.registry import get_parser
 
-    truths = {pdf: load_truth(truth_path(pdf, truth_dir)) for pdf in pdfs}
-    pages: dict[Path, tuple[int, int]] = {}
-    for pdf in pdfs:
-        count, text = pdf_pages(pdf.read_bytes(), source=str(pdf))
-        pages[pdf] = (count, furniture_occurrences(text, truths[pdf].furniture))
+    truths = {pdf: truth_of(pdf, truth_dir) for pdf in pdfs}
+    pages = {pdf: pdf_pages(pdf.read_bytes(), source=str(pdf)) for pdf in pdfs}
     out: dict[str, Any] = {}
     for name in backends:
         try:
@@ -135,7 +129,7 @@ def evaluate(pdfs: Sequence[Path], truth_dir: Path, backends: Sequence[str], roo
     return out
 
 
-def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, on_pages: int) -> tuple[DocumentScore, str]:
+def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, printed: str) -> tuple[DocumentScore, str]:
     """One PDF parsed and scored, with the parse's seconds; a file the parser refuses is scored as an
     empty parse (nothing recovered) and its error returned beside the score."""
     data = pdf.read_bytes()
@@ -147,7 +141,7 @@ def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, on_pages: int) -
     except InputError as err:
         text, blocks, error = "", (), str(err)
     seconds = time.perf_counter() - started
-    score = score_document(text, blocks, truth, furniture_on_pages=on_pages)
+    score = score_document(text, blocks, truth, pages=printed)
     return dataclasses.replace(score, pages=pages, seconds=seconds), error
 
 
@@ -186,8 +180,11 @@ COLUMNS = (
     ("F1", "words_f1", "{:.4f}"),
     ("order", "order", "{:.4f}"),
     ("cells in tables", "cells_in_tables", "{:.4f}"),
+    ("cells in rows", "cells_in_rows", "{:.4f}"),
     ("cells anywhere", "cells_anywhere", "{:.4f}"),
     ("furniture leak", "furniture_leakage", "{:.4f}"),
+    ("headings R", "headings_recall", "{:.4f}"),
+    ("headings P", "headings_precision", "{:.4f}"),
     ("pages", "pages", "{}"),
     ("seconds", "seconds", "{:.2f}"),
     ("pages/s", "pages_per_second", "{:.1f}"),
@@ -195,7 +192,8 @@ COLUMNS = (
 
 
 def table(backends: dict[str, Any]) -> str:
-    """One text table per backend: a line per document, then the overall (micro) line."""
+    """One text table per backend: a line per document, then the overall (micro) line; a metric not
+    measured (headings, where the truth lists none) is a dash."""
     blocks = []
     for name, run in backends.items():
         if "not_run" in run:
@@ -209,7 +207,8 @@ def table(backends: dict[str, Any]) -> str:
         lines = [f"backend {name} ({run['version']})", head]
         for doc, scores in rows:
             cells = "  ".join(
-                f"{form.format(scores[key]):>{max(len(label), 6)}}" for label, key, form in COLUMNS
+                f"{'—' if scores[key] is None else form.format(scores[key]):>{max(len(label), 6)}}"
+                for label, key, form in COLUMNS
             )
             lines.append(
                 f"{doc:<{width}}  {cells}" + (f"  error: {scores['error']}" if "error" in scores else "")
@@ -239,7 +238,11 @@ def parse_eval_command(
     folder: Annotated[Path, typer.Argument(help="Folder of PDFs named <co>-<layout>.pdf.")] = DEFAULT_FOLDER,
     truth: Annotated[
         Path | None,
-        typer.Option("--truth", help="Folder of <co>.json ground truths (default: truth/ beside FOLDER)."),
+        typer.Option(
+            "--truth",
+            help="Folder of ground truth files (<name>.json for <name>.pdf, else <co>.json for "
+            "<co>-*.pdf) in the format of site/parse.md (default: truth/ beside FOLDER).",
+        ),
     ] = None,
     backend: Annotated[
         list[str] | None,

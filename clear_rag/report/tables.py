@@ -253,32 +253,48 @@ def query_table(query: str, result: dict[str, Any], results_dir: Path, name: str
     )
 
 
+# Written since issue 31 (headings only where a truth lists them): shown when a file holds them, so a
+# file written before still renders.
+PARSE_OPTIONAL = frozenset({"cells_in_rows", "headings_recall", "headings_precision"})
 PARSE_COLUMNS = (
     ("words_precision", "word P"),
     ("words_recall", "word R"),
     ("words_f1", "word F1"),
     ("order", "reading order"),
     ("cells_in_tables", "cells in tables"),
+    ("cells_in_rows", "cells in whole rows"),
     ("cells_anywhere", "cells anywhere"),
     ("furniture_leakage", "furniture leaked"),
+    ("headings_recall", "headings R"),
+    ("headings_precision", "headings P"),
     ("pages_per_second", "pages/s"),
 )
+
+
+def _parse_figure(key: str, value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}" if key == "pages_per_second" else f"{value:.4f}"
 
 
 def parse_table(result: dict[str, Any], source: str) -> str:
     """``results/parse.json``: each PDF parser backend on each document and overall (``clear_rag.eval.parse``
     says what each metric is), and the backends that did not run with why."""
-    head = ["backend", "document", *(label for _, label in PARSE_COLUMNS)]
+    scored_runs = [run for run in result["backends"].values() if "not_run" not in run]
+    held = {
+        key
+        for run in scored_runs
+        for values in [*run["documents"].values(), run["overall"]]
+        for key, value in values.items()
+        if value is not None
+    }
+    columns = [(key, label) for key, label in PARSE_COLUMNS if key not in PARSE_OPTIONAL or key in held]
+    head = ["backend", "document", *(label for _, label in columns)]
     rows, skipped = [], []
     for backend, scored in result["backends"].items():
         if "not_run" in scored:
             skipped.append(f"Not run: {backend} ({scored['not_run']})")
             continue
         for document, values in [*scored["documents"].items(), ("overall", scored["overall"])]:
-            cells = [
-                f"{values[key]:.2f}" if key == "pages_per_second" else f"{values[key]:.4f}"
-                for key, _ in PARSE_COLUMNS
-            ]
+            cells = [_parse_figure(key, values.get(key)) for key, _ in columns]
             rows.append([backend, f"**{document}**" if document == "overall" else document, *cells])
     versions = ", ".join(f"{name} {version}" for name, version in result.get("versions", {}).items())
     run = f"run {result['date'][:10]} with `{result.get('command', '')}`"

@@ -127,8 +127,12 @@ class Counts(Shape):
     cells_truth: int
     cells_in_tables: int
     cells_anywhere: int
+    cells_in_rows: int | None = None  # files written before issue 31 have none
     furniture_on_pages: int
     furniture_leaked: int
+    headings_truth: int | None = None  # these three: none before issue 31
+    headings_parsed: int | None = None
+    headings_matched: int | None = None
 
 
 class ParseScores(Shape):
@@ -140,7 +144,10 @@ class ParseScores(Shape):
     order: float
     cells_in_tables: float
     cells_anywhere: float
+    cells_in_rows: float | None = None  # the truth's table rows recovered whole; none before issue 31
     furniture_leakage: float
+    headings_recall: float | None = None  # none where the truth lists no headings, or before issue 31
+    headings_precision: float | None = None
     pages: int
     seconds: float
     pages_per_second: float

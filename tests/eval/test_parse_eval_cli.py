@@ -114,6 +114,8 @@ def test_writes_the_result_file_with_the_documented_keys(scripted: None, corpus:
     metrics = ["words_precision", "words_recall", "words_f1", "order", "cells_in_tables", "cells_anywhere"]
     assert {k: scores[k] for k in metrics} == dict.fromkeys(metrics, 1.0)
     assert scores["furniture_leakage"] == 0.0
+    assert scores["cells_in_rows"] == 1.0
+    assert scores["headings_recall"] is scores["headings_precision"] is None  # the truth lists none
     assert scores["pages"] == 1
     assert scores["counts"]["furniture_on_pages"] == 2  # the header and the page number, read by pdfium
     assert {k: run["overall"][k] for k in metrics} == {k: scores[k] for k in metrics}

@@ -37,6 +37,7 @@ HIGHER_IS_BETTER = (
     "words_f1",
     "order",
     "cells_in_tables",
+    "cells_in_rows",
     "cells_anywhere",
 )
 LOWER_IS_BETTER = ("furniture_leakage",)
@@ -65,6 +66,8 @@ def regressions(
             found.append(f"{backend}: {name} {where}")
             continue
         for metric in HIGHER_IS_BETTER + LOWER_IS_BETTER:
+            if before.get(metric) is None:  # a metric the committed file predates (cells_in_rows)
+                continue
             drop = (
                 before[metric] - after[metric]
                 if metric in HIGHER_IS_BETTER
@@ -126,6 +129,15 @@ def test_a_drop_past_the_tolerance_is_named_with_both_values() -> None:
     assert regressions(committed, {"layout": _figures(furniture_leakage=0.2)}, "layout") == [
         "layout: a.pdf: furniture_leakage 0.2000, committed 0.1000"
     ]
+
+
+def test_a_metric_the_committed_file_predates_is_not_compared() -> None:
+    old = {
+        "documents": {
+            "a.pdf": {k: v for k, v in _figures()["documents"]["a.pdf"].items() if k != "cells_in_rows"}
+        }
+    }
+    assert regressions({"backends": {"layout": old}}, {"layout": _figures(cells_in_rows=0.0)}, "layout") == []
 
 
 def test_documents_and_backends_missing_on_either_side_are_named() -> None:

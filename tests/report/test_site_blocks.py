@@ -182,3 +182,32 @@ def test_the_parse_table_has_a_line_per_backend_and_document_and_names_what_did_
     ]
     assert [line.split(" | ")[1] for line in lines] == ["one-column/a.pdf", "two-column/a.pdf", "**overall**"]
     assert "Not run: docling (the docling package is not installed)" in parse_table(doc, "results/parse.json")
+
+
+def test_the_parse_table_shows_cells_in_whole_rows_only_when_the_file_holds_it() -> None:
+    """A file written before issue 31 has no ``cells_in_rows``: its table renders without the column;
+    a file that has it gets the column, and a document scored before it a dash. Headings measured
+    nowhere (no truth listed any) get no column either."""
+    from clear_rag.report.tables import PARSE_COLUMNS, PARSE_OPTIONAL, parse_table
+
+    old: dict[str, float | None] = {key: 0.5 for key, _ in PARSE_COLUMNS if key not in PARSE_OPTIONAL}
+    new = old | {"cells_in_rows": 0.25}
+
+    def doc(overall: dict[str, float | None], one: dict[str, float | None]) -> dict[str, object]:
+        return {
+            "date": "2026-12-03T00:00:00+00:00",
+            "command": "clear-rag parse-eval --save-results",
+            "backends": {"layout": {"overall": overall, "documents": {"a.pdf": one}}},
+        }
+
+    before = parse_table(doc(old, old), "results/parse.json")
+    assert "cells in whole rows" not in before and "headings" not in before
+    unmeasured = new | {"headings_recall": None, "headings_precision": None}
+    assert "headings R" not in parse_table(doc(unmeasured, unmeasured), "results/parse.json")
+    table = parse_table(doc(new, old), "results/parse.json")
+    head = table.splitlines()[0].split(" | ")
+    at = head.index("cells in whole rows")
+    rows = {
+        line.split(" | ")[1]: line.split(" | ") for line in table.splitlines() if line.startswith("| layout")
+    }
+    assert (rows["**overall**"][at], rows["a.pdf"][at]) == ("0.2500", "—")

@@ -8,6 +8,7 @@ several documents are micro averages: the counts are summed, then divided (``Doc
 The parse's body is what the chunkers cut chunks from: its text before the first ``furniture`` block
 (``body``), where a parser puts running headers, footers and page numbers.
 
-One module per metric (``words``, ``order``, ``cells``, ``furniture``), each over ``tokens``;
-``document`` scores one parse against its truth with all of them.
+One module per metric (``words``, ``order``, ``cells``, ``rows``, ``furniture``), each over ``tokens``;
+``truth`` reads a ground truth file (the format anyone can write for their own PDFs); ``document``
+scores one parse against its truth with all of them.
 """

@@ -1,9 +1,11 @@
-"""Table cells of the truth recovered by a parse: as cells of its table blocks, or anywhere in its body."""
+"""Table cells of the truth recovered by a parse: as cells of its table blocks (``cells_in_tables``,
+wherever in the block: a cell cut from its row still counts; ``rows`` asks for the whole row), or
+anywhere in its body (``cells_anywhere``). The formulas are ``CellScore``'s and ``table_cells``'."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clear_rag.eval.parse.tokens import ratio, tokens
@@ -64,25 +66,30 @@ def table_cells(
     for j, cells in enumerate(offered):
         for c in cells:
             holders.setdefault(c, []).append(j)
-    pairs = []
+    overlaps: dict[tuple[int, int], int] = {}
     for i, cells in enumerate(wanted):
-        overlap: Counter[int] = Counter()
         for c, count in cells.items():
             for j in holders.get(c, ()):
-                overlap[j] += min(count, offered[j][c])
-        pairs += [(-shared, i, j) for j, shared in overlap.items()]
-    used_truth: set[int] = set()
-    used_parsed: set[int] = set()
-    in_tables = 0
-    for negative, i, j in sorted(pairs):
-        if i not in used_truth and j not in used_parsed:
-            used_truth.add(i)
-            used_parsed.add(j)
-            in_tables -= negative
+                overlaps[i, j] = overlaps.get((i, j), 0) + min(count, offered[j][c])
+    in_tables = pair_greedily(overlaps)
     total = sum(wanted, Counter[Cell]())
     found = run_counts(body, total)
     anywhere = sum(min(count, found[c]) for c, count in total.items())
     return CellScore(in_tables, anywhere, sum(total.values()))
+
+
+def pair_greedily(weights: Mapping[tuple[int, int], int]) -> int:
+    """The sum of the weights of a one-to-one pairing of truth tables ``i`` with parsed tables ``j``,
+    chosen greedily by the largest weight first (ties: smaller ``i``, then smaller ``j``)."""
+    used_truth: set[int] = set()
+    used_parsed: set[int] = set()
+    total = 0
+    for (i, j), weight in sorted(weights.items(), key=lambda item: (-item[1], item[0])):
+        if weight > 0 and i not in used_truth and j not in used_parsed:
+            used_truth.add(i)
+            used_parsed.add(j)
+            total += weight
+    return total
 
 
 def run_counts(sequence: Sequence[str], runs: Iterable[Cell]) -> Counter[Cell]:

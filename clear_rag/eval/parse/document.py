@@ -3,49 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from clear_rag.chunk.base import indexable
-from clear_rag.eval.parse.cells import Cell, CellScore, row_cells, table_cells
-from clear_rag.eval.parse.furniture import LeakScore, furniture_leakage
+from clear_rag.eval.parse.cells import CellScore, row_cells, table_cells
+from clear_rag.eval.parse.furniture import LeakScore, furniture_leakage, on_pages
+from clear_rag.eval.parse.headings import HeadingScore, heading_recovery
 from clear_rag.eval.parse.order import OrderScore, reading_order
+from clear_rag.eval.parse.rows import Row, RowScore, table_rows
 from clear_rag.eval.parse.tokens import tokens
+from clear_rag.eval.parse.truth import Truth
 from clear_rag.eval.parse.words import WordScore, word_recovery
 from clear_rag.types import Block, Document
 
 TABLE = "table"
-
-
-@dataclass(frozen=True, slots=True)
-class Truth:
-    """What a document's pages hold: ``text`` in reading order (blocks separated by a blank line, table
-    rows one per line with their non-empty cells separated by ``" | "``), ``tables`` as rows of cells,
-    and the ``furniture`` strings (running headers, footers, page numbers) that must not reach the body."""
-
-    text: str
-    tables: tuple[tuple[tuple[str, ...], ...], ...]
-    furniture: tuple[str, ...]
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, source: str) -> Truth:
-        """A truth file's content; ``ValueError`` naming ``source`` and the field when it has another
-        shape."""
-        text, tables, furniture = data.get("text"), data.get("tables", []), data.get("furniture", [])
-        if not isinstance(text, str):
-            raise ValueError(f"{source}: 'text' is {type(text).__name__}, expected a string")
-        if not isinstance(tables, list) or not all(
-            isinstance(t, dict)
-            and isinstance(t.get("rows"), list)
-            and all(isinstance(r, list) and all(isinstance(c, str) for c in r) for r in t["rows"])
-            for t in tables
-        ):
-            raise ValueError(f"{source}: 'tables' must be a list of {{\"rows\": [[cell, ...], ...]}}")
-        if not isinstance(furniture, list) or not all(isinstance(f, str) for f in furniture):
-            raise ValueError(f"{source}: 'furniture' must be a list of strings")
-        rows = tuple(tuple(tuple(r) for r in t["rows"]) for t in tables)
-        return cls(text, rows, tuple(furniture))
+HEADING = "heading"
 
 
 def body(text: str, blocks: Sequence[Block]) -> tuple[str, tuple[Block, ...]]:
@@ -55,10 +29,11 @@ def body(text: str, blocks: Sequence[Block]) -> tuple[str, tuple[Block, ...]]:
     return kept.text, kept.blocks
 
 
-def table_blocks(text: str, blocks: Iterable[Block]) -> list[list[Cell]]:
-    """The non-empty cells of each ``table`` block, row by row, one list per block."""
+def table_blocks(text: str, blocks: Iterable[Block]) -> list[list[Row]]:
+    """The rows of each ``table`` block (a row per line), each row its non-empty cells; one list per
+    block. Lines with no cell are no row."""
     return [
-        [c for line in text[b.start : b.end].splitlines() for c in row_cells(line)]
+        [row for line in text[b.start : b.end].splitlines() if (row := tuple(row_cells(line)))]
         for b in blocks
         if b.kind == TABLE
     ]
@@ -71,7 +46,9 @@ class DocumentScore:
     words: WordScore
     order: OrderScore
     cells: CellScore
+    rows: RowScore
     furniture: LeakScore
+    headings: HeadingScore
     pages: int = 0
     seconds: float = 0.0
     documents: int = 1
@@ -84,7 +61,9 @@ class DocumentScore:
             add(self.words, other.words),
             add(self.order, other.order),
             add(self.cells, other.cells),
+            add(self.rows, other.rows),
             add(self.furniture, other.furniture),
+            add(self.headings, other.headings),
             self.pages + other.pages,
             self.seconds + other.seconds,
             self.documents + other.documents,
@@ -103,7 +82,10 @@ class DocumentScore:
             "order": round(self.order.fidelity, 4),
             "cells_in_tables": round(self.cells.in_tables_rate, 4),
             "cells_anywhere": round(self.cells.anywhere_rate, 4),
+            "cells_in_rows": round(self.rows.rate, 4),
             "furniture_leakage": round(self.furniture.leakage, 4),
+            "headings_recall": _rounded(self.headings.recall),
+            "headings_precision": _rounded(self.headings.precision),
             "pages": self.pages,
             "seconds": round(self.seconds, 3),
             "pages_per_second": round(self.pages_per_second, 2),
@@ -115,31 +97,43 @@ class DocumentScore:
                 "cells_truth": self.cells.truth,
                 "cells_in_tables": self.cells.in_tables,
                 "cells_anywhere": self.cells.anywhere,
+                "cells_in_rows": self.rows.in_rows,
                 "furniture_on_pages": self.furniture.on_pages,
                 "furniture_leaked": self.furniture.leaked,
+                "headings_truth": self.headings.truth,
+                "headings_parsed": self.headings.parsed,
+                "headings_matched": self.headings.matched,
             },
         }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _fields(score: Any) -> tuple[Any, ...]:
     return tuple(getattr(score, f.name) for f in dataclasses.fields(score))
 
 
-def score_document(
-    text: str, blocks: Sequence[Block], truth: Truth, *, furniture_on_pages: int
-) -> DocumentScore:
+def score_document(text: str, blocks: Sequence[Block], truth: Truth, *, pages: str) -> DocumentScore:
     """Every metric of one parse (``text`` and its ``blocks``) against its ``truth``.
 
-    ``furniture_on_pages`` counts the furniture occurrences the PDF's pages carry (see
-    ``furniture_leakage``); pages and seconds are left 0 for the caller to fill in.
+    ``pages`` is a full extraction of the PDF, every word its pages carry: what the furniture the pages
+    print is counted in (``furniture.on_pages``). Pages and seconds are left 0 for the caller to fill in.
     """
     kept, kept_blocks = body(text, blocks)
     parsed, wanted = tokens(kept), tokens(truth.text)
+    tables = table_blocks(kept, kept_blocks)
+    printed = on_pages(pages, truth.text, truth.furniture)
     return DocumentScore(
         words=word_recovery(parsed, wanted),
         order=reading_order(parsed, wanted),
-        cells=table_cells(truth.tables, table_blocks(kept, kept_blocks), parsed),
-        furniture=furniture_leakage(kept, truth.furniture, on_pages=furniture_on_pages),
+        cells=table_cells(truth.tables, [[c for row in t for c in row] for t in tables], parsed),
+        rows=table_rows(truth.tables, tables),
+        furniture=furniture_leakage(parsed, wanted, truth.furniture, printed),
+        headings=heading_recovery(
+            (kept[b.start : b.end] for b in kept_blocks if b.kind == HEADING), truth.headings
+        ),
     )
 
 
