@@ -267,10 +267,16 @@ PARSE_COLUMNS = (
 
 def parse_table(result: dict[str, Any], source: str) -> str:
     """``results/parse.json``: each PDF parser backend on each document and overall (``clear_rag.eval.parse``
-    says what each metric is), and the backends that did not run with why."""
+    says what each metric is), and the backends that did not run with why; then, where the file has
+    them, the backends on scanned renders of the same PDFs (``scanned``), named "layout on scans"."""
     head = ["backend", "document", *(label for _, label in PARSE_COLUMNS)]
     rows, skipped = [], []
-    for backend, scored in result["backends"].items():
+    scanned = result.get("scanned") or {}
+    runs = [*result["backends"].items()]
+    runs += [(f"{backend} on scans", scored) for backend, scored in (scanned.get("backends") or {}).items()]
+    if "not_run" in scanned:
+        runs.append(("scanned renders", {"not_run": scanned["not_run"]}))
+    for backend, scored in runs:
         if "not_run" in scored:
             skipped.append(f"Not run: {backend} ({scored['not_run']})")
             continue
@@ -282,5 +288,10 @@ def parse_table(result: dict[str, Any], source: str) -> str:
             rows.append([backend, f"**{document}**" if document == "overall" else document, *cells])
     versions = ", ".join(f"{name} {version}" for name, version in result.get("versions", {}).items())
     run = f"run {result['date'][:10]} with `{result.get('command', '')}`"
+    if scanned.get("backends"):
+        skipped.append(
+            f"On scans: every page of each PDF rendered at {scanned['dpi']} dpi as a greyscale JPEG without "
+            f"a text layer (`{scanned.get('folder')}`), read by {scanned.get('engine')}."
+        )
     notes = [*skipped, f"Versions: {versions}; {run}; from `{source}`."]
     return markdown_table(head, rows) + "\n\n" + "\n\n".join(notes) + "\n"
