@@ -117,12 +117,26 @@ def recognise(
     pending: deque[tuple[int, float, float, Future[list[OcrWord]]]] = deque()
     with ThreadPoolExecutor(max_workers=count) as pool:
         for number in numbers:
-            width, height = page_size(document, number)
-            pending.append((number, width, height, pool.submit(engine.read, render(document, number, dpi))))
+            try:
+                width, height = page_size(document, number)
+                image = render(document, number, dpi)
+            except Exception as err:  # pdfium's failure on a damaged page: that page, not the file
+                yield number, _unrendered(number, err)
+                continue
+            pending.append((number, width, height, pool.submit(engine.read, image)))
             if len(pending) >= count:
                 yield _finished(*pending.popleft(), dpi, min_confidence)
         while pending:
             yield _finished(*pending.popleft(), dpi, min_confidence)
+
+
+def _unrendered(number: int, err: Exception) -> ModelError:
+    return ModelError(
+        f"pdfium could not render it for OCR ({type(err).__name__}: {err})",
+        field="page",
+        value=number,
+        fix="Re-save the file in a PDF viewer and ingest the copy",
+    )
 
 
 def _finished(

@@ -116,7 +116,9 @@ def read_pdf(
             f"that OCR would read, but {no_engine.what}. {no_engine.fix}"
         )
     return Pages(
-        read=sorted((number, value) for number, value in values.items() if value is not None),
+        read=sorted(
+            ((n, value) for n, value in values.items() if value is not None), key=lambda item: item[0]
+        ),
         warnings=warnings,
         ocr_pages=tuple(page.number for page in read_by_ocr if page.words),
         engine=engine.name if engine is not None and read_by_ocr else "",

@@ -231,3 +231,20 @@ def test_ocr_settings_and_backend_settings_are_checked() -> None:
             OcrSettings(**bad)
     with pytest.raises(ValueError, match="dpi=0 must be a whole number"):
         ocr.OcrPdfParser(dpi=0)
+
+
+@needs_tesseract
+def test_a_page_ocr_fails_on_is_named_and_the_other_pages_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unrenderable(*args: object) -> object:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr("clear_rag.parse.ocr.render", unrenderable)
+    parsed = get_parser("pdf", "layout").parse(scans.mixed_report(), source="mixed.pdf")
+    check_blocks(parsed)
+    assert parsed.ocr_pages == () and "harbour authority" in parsed.text and "pelicans" not in parsed.text
+    assert any(
+        w.startswith(
+            "mixed.pdf: page 2 could not be read by OCR and left out (page=2: pdfium could not render"
+        )
+        for w in parsed.warnings
+    )
