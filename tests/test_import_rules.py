@@ -115,6 +115,21 @@ def test_pdfplumber_is_imported_by_the_pdf_reader_alone() -> None:
     assert importers == ["parse/pdf.py"]
 
 
+def test_pdfium_and_pillow_have_one_importer_each() -> None:
+    """pypdfium2 (the second PDF reader: pages rendered for OCR, text where pdfminer fails) is read
+    through ``parse/pdfium.py`` alone, Pillow (the scanned renders' JPEG pages) through
+    ``eval/scanned.py`` alone; the OCR engine is a binary, imported by nobody."""
+    importers = {
+        package: sorted(
+            str(p.relative_to(PACKAGE))
+            for p in PACKAGE.rglob("*.py")
+            if any(n.split(".")[0] == package for n in _imports(p))
+        )
+        for package in ("pypdfium2", "PIL", "pytesseract")
+    }
+    assert importers == {"pypdfium2": ["parse/pdfium.py"], "PIL": ["eval/scanned.py"], "pytesseract": []}
+
+
 def test_the_self_supervised_construction_reads_no_question_or_label() -> None:
     """Training pairs and probe questions are cut from a store's text alone: the modules that build
     them import no golden set, suite, BEIR reader or label module, lazily or not."""

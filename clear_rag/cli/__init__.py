@@ -8,7 +8,21 @@ import time
 # and what it imports): `clear-rag ask` counts the wait from here when run from the console script.
 LOADING = time.perf_counter()
 
-from clear_rag.cli import ablate, ask, beir, check, ingest, models, parse, report, results, serve, text, train  # noqa: E402, F401  (each module registers its commands)
+from clear_rag.cli import (  # noqa: E402, F401  (each module registers its commands)
+    ablate,
+    ask,
+    beir,
+    check,
+    ingest,
+    models,
+    parse,
+    report,
+    results,
+    scanned,
+    serve,
+    text,
+    train,
+)
 from clear_rag.cli.app import app  # noqa: E402
 
 __all__ = ["app", "main"]

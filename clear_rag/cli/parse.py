@@ -15,7 +15,7 @@ import os
 import platform
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -27,9 +27,12 @@ from clear_rag.cli.app import app, fail
 from clear_rag.errors import ClearRagError, InputError, ModelError
 from clear_rag.eval.parse.document import DocumentScore, overall, score_document
 from clear_rag.eval.parse.truth import FORMAT, Truth, load_truth
+from clear_rag.eval.scanned import SCAN_DPI
 from clear_rag.parse.base import Parser
 
 DEFAULT_FOLDER = Path("corpora") / "10k" / "pdf"
+# Scanned renders of the default corpus's PDFs, made on demand (git-ignored: about 30 MB a 10-K).
+DEFAULT_SCANS = Path("corpora") / "10k" / "scanned"
 FIRST = ("layout", "flat")  # the parser and its baseline, then any other registered backend
 RESULT_NAME = "parse.json"
 BUILD = "Build the corpus with `make corpus-10k`"
@@ -83,32 +86,35 @@ def truth_of(pdf: Path, truth_dir: Path) -> Truth:
 def pdf_pages(data: bytes, *, source: str) -> tuple[int, str]:
     """The page count and the full text of a PDF, read with pdfium: an extractor neither backend under
     test uses, which counts the furniture the pages carry (``furniture_leakage``'s denominator)."""
-    import pypdfium2  # type: ignore[import-untyped]  # no py.typed; pdfplumber's own dependency
+    from clear_rag.parse.pdfium import document_text
 
     try:
-        document = pypdfium2.PdfDocument(data)
-    except pypdfium2.PdfiumError as err:
-        raise InputError(f"cannot be opened as a PDF ({err})", path=source, fix=BUILD) from None
-    try:
-        texts = []
-        for page in document:
-            textpage = page.get_textpage()
-            texts.append(textpage.get_text_bounded())
-            textpage.close()
-            page.close()
-        return len(texts), "\n".join(texts).replace("\r\n", "\n").replace("\r", "\n")
-    finally:
-        document.close()
+        return document_text(data, source=source)
+    except InputError as err:
+        raise InputError(err.what, path=source, fix=BUILD) from None
 
 
-def evaluate(pdfs: Sequence[Path], truth_dir: Path, backends: Sequence[str], root: Path) -> dict[str, Any]:
+def evaluate(
+    pdfs: Sequence[Path],
+    truth_dir: Path,
+    backends: Sequence[str],
+    root: Path,
+    *,
+    originals: Mapping[Path, Path] | None = None,
+) -> dict[str, Any]:
     """Each backend's scores over ``pdfs``, as the ``backends`` part of the result file: per backend
     ``{"version", "overall", "documents": {path below root: scores}}``, or ``{"not_run": reason}`` for one
-    whose package is not installed (``ModelError``). An unknown backend name is an error."""
+    whose package is not installed (``ModelError``). An unknown backend name is an error. ``originals``
+    maps a scanned render to the PDF it was made from, whose text counts the pages' furniture."""
     from clear_rag.parse.registry import get_parser
 
     truths = {pdf: truth_of(pdf, truth_dir) for pdf in pdfs}
-    pages = {pdf: pdf_pages(pdf.read_bytes(), source=str(pdf)) for pdf in pdfs}
+    # a scanned render's furniture is counted on the text of the PDF it was made from
+    pages = {
+        pdf: pdf_pages(source.read_bytes(), source=str(source))
+        for pdf in pdfs
+        for source in [(originals or {}).get(pdf, pdf)]
+    }
     out: dict[str, Any] = {}
     for name in backends:
         try:
@@ -145,6 +151,35 @@ def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, printed: str) ->
     return dataclasses.replace(score, pages=pages, seconds=seconds), error
 
 
+def evaluate_scans(
+    pdfs: Sequence[Path], truth_dir: Path, backends: Sequence[str], root: Path, out: Path, dpi: int
+) -> dict[str, Any] | None:
+    """The result file's ``scanned`` part: each PDF with a text layer rendered as a scan into ``out``
+    (``clear_rag.eval.scanned``) and scored by each backend against the original's truth; ``not_run``
+    without tesseract (the backends would only say the pages are images); None where no PDF has a
+    text layer (FOLDER holds scans already)."""
+    from clear_rag.eval.scanned import write_scans
+    from clear_rag.parse.tesseract import available
+
+    engine = available()
+    if isinstance(engine, ModelError):
+        return {"dpi": dpi, "not_run": str(engine)}
+    made = {scan: original for original, scan in write_scans(pdfs, root, out, dpi=dpi)}
+    if not made:
+        return None
+    scores = evaluate(list(made), truth_dir, backends, out, originals=made)
+    return {"dpi": dpi, "folder": out.as_posix(), "engine": engine.name, "backends": scores}
+
+
+def scans_folder(folder: Path, scans: Path | None, no_scans: bool) -> Path | None:
+    """Where scanned renders go: ``--scans``, else ``DEFAULT_SCANS`` for the default corpus (unless
+    ``--no-scans``); for another FOLDER, nowhere unless asked, so nothing is written beside a person's
+    own PDFs unbidden."""
+    if no_scans:
+        return None
+    return scans if scans is not None else (DEFAULT_SCANS if folder == DEFAULT_FOLDER else None)
+
+
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
@@ -152,8 +187,11 @@ def _version(package: str) -> str | None:
         return None
 
 
-def result_document(backends: dict[str, Any], command: str) -> dict[str, Any]:
-    """The result file: when, by what command, with which library and parser versions, on what machine."""
+def result_document(
+    backends: dict[str, Any], command: str, scanned: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The result file: when, by what command, with which library and parser versions, on what machine;
+    and the ``scanned`` part, where scanned renders were scored."""
     return {
         "suite": "parse",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -171,7 +209,7 @@ def result_document(backends: dict[str, Any], command: str) -> dict[str, Any]:
             "cpus": os.cpu_count(),
         },
         "backends": backends,
-    }
+    } | ({"scanned": scanned} if scanned is not None else {})
 
 
 COLUMNS = (
@@ -191,20 +229,20 @@ COLUMNS = (
 )
 
 
-def table(backends: dict[str, Any]) -> str:
+def table(backends: dict[str, Any], title: str = "backend") -> str:
     """One text table per backend: a line per document, then the overall (micro) line; a metric not
     measured (headings, where the truth lists none) is a dash."""
     blocks = []
     for name, run in backends.items():
         if "not_run" in run:
-            blocks.append(f"backend {name}: not run: {run['not_run']}")
+            blocks.append(f"{title} {name}: not run: {run['not_run']}")
             continue
         rows = [*run["documents"].items(), ("overall", run["overall"])]
         width = max(len(doc) for doc, _ in rows)
         head = f"{'document':<{width}}  " + "  ".join(
             f"{label:>{max(len(label), 6)}}" for label, _, _ in COLUMNS
         )
-        lines = [f"backend {name} ({run['version']})", head]
+        lines = [f"{title} {name} ({run['version']})", head]
         for doc, scores in rows:
             cells = "  ".join(
                 f"{'—' if scores[key] is None else form.format(scores[key]):>{max(len(label), 6)}}"
@@ -217,7 +255,14 @@ def table(backends: dict[str, Any]) -> str:
     return "\n\n".join(blocks)
 
 
-def command_line(folder: Path, truth: Path | None, backends: Sequence[str], results_dir: Path) -> str:
+def command_line(
+    folder: Path,
+    truth: Path | None,
+    backends: Sequence[str],
+    results_dir: Path,
+    scans: Path | None = DEFAULT_SCANS,
+    scan_dpi: int = SCAN_DPI,
+) -> str:
     """The command that reproduces a run, with only the options that differ from their defaults."""
     args = ["clear-rag", "parse-eval"]
     if folder != DEFAULT_FOLDER:
@@ -227,6 +272,12 @@ def command_line(folder: Path, truth: Path | None, backends: Sequence[str], resu
     if tuple(backends) != default_backends():
         for name in backends:
             args += ["--backend", name]
+    if scans is None and folder == DEFAULT_FOLDER:
+        args.append("--no-scans")
+    elif scans is not None and scans != scans_folder(folder, None, False):
+        args += ["--scans", str(scans)]
+    if scans is not None and scan_dpi != SCAN_DPI:
+        args += ["--scan-dpi", str(scan_dpi)]
     args.append("--save-results")
     if results_dir != Path("results"):
         args += ["--results-dir", str(results_dir)]
@@ -254,18 +305,39 @@ def parse_eval_command(
     results_dir: Annotated[Path, typer.Option("--results-dir", help="Where result files go.")] = Path(
         "results"
     ),
+    scans: Annotated[
+        Path | None,
+        typer.Option(
+            "--scans",
+            help="Also score a scanned render of each PDF (pages as images, read by OCR), written here "
+            f"(default: {DEFAULT_SCANS} for the default FOLDER, none for another).",
+        ),
+    ] = None,
+    no_scans: Annotated[bool, typer.Option("--no-scans", help="Score no scanned renders.")] = False,
+    scan_dpi: Annotated[
+        int, typer.Option("--scan-dpi", min=36, max=1200, help="The scanned renders' resolution.")
+    ] = SCAN_DPI,
 ) -> None:
-    """Score PDF parsers against ground truth: words, reading order, table cells, page furniture, speed."""
+    """Score PDF parsers against ground truth: words, reading order, table cells, page furniture, speed;
+    on the PDFs as they are and, for the default corpus, on scanned renders of them (OCR)."""
     backends = tuple(backend) if backend else default_backends()
+    out = scans_folder(folder, scans, no_scans)
     try:
         pdfs = find_pdfs(folder)
         scores = evaluate(pdfs, _truth_dir(folder, truth), backends, folder)
+        typer.echo(table(scores))
+        scanned = None
+        if out is not None:
+            scanned = evaluate_scans(pdfs, _truth_dir(folder, truth), backends, folder, out, scan_dpi)
+        if scanned is not None:
+            title = f"scanned at {scan_dpi} dpi ({out}), backend"
+            typer.echo("\n" + table(scanned.get("backends") or {"all": scanned}, title))
     except ClearRagError as err:
         raise fail(err) from None
-    typer.echo(table(scores))
     if save_results:
         from clear_rag.results.files import write_result
 
+        command = command_line(folder, truth, backends, results_dir, out, scan_dpi)
         target = results_dir / RESULT_NAME
-        write_result(target, result_document(scores, command_line(folder, truth, backends, results_dir)))
+        write_result(target, result_document(scores, command, scanned))
         typer.echo(f"written to {target}")

@@ -16,12 +16,15 @@ class Parsed:
     """What a parser returns: the canonical text, its blocks, and warnings a person should see.
 
     A warning is a whole sentence naming the file and what was recovered, e.g. a decoding fallback.
+    ``ocr_pages`` are the pages (1-based) of a PDF whose text was read from their pixels by OCR; their
+    blocks say so too (``meta["ocr"]``, the engine that read them).
     """
 
     text: str
     blocks: tuple[Block, ...]
     media_type: str
     warnings: tuple[str, ...] = ()
+    ocr_pages: tuple[int, ...] = ()
 
 
 class Parser(Protocol):

@@ -1,21 +1,20 @@
-"""PDF through pdfplumber: opening a file safely, reading each page, and the ``flat`` backend.
+"""PDF through pdfplumber: opening a file safely, reading each page, and telling scanned pages.
 
 This is the one module that imports pdfplumber. It turns a file's bytes into pages, and every way a
 file can fail (not a PDF, truncated, encrypted, no pages, too many pages, damaged) into a
-``PdfError`` naming the file and what to do. The ``layout`` backend reads its glyph geometry from
-here (``page_geometry``) and does its inference on plain records, without pdfplumber.
-
-``flat`` is the baseline the layout parser is measured against: pdfplumber's ``extract_text`` page
-by page, pages joined by a blank line, one paragraph block per blank-line-separated run.
+``PdfError`` naming the file and what to do; a page pdfminer fails on is kept as its error, for
+``clear_rag.parse.recover`` to read another way. The ``layout`` backend reads its glyph geometry
+from here (``page_geometry``) and does its inference on plain records, without pdfplumber; the
+``flat`` backend (``clear_rag.parse.flat``) reads each page's ``extract_text``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from contextlib import suppress
+from dataclasses import dataclass
 from io import BytesIO
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import pdfplumber
 from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
@@ -27,7 +26,6 @@ from pdfplumber.utils.exceptions import PdfminerException
 from pdfplumber.utils.text import extract_words
 
 from clear_rag.errors import EmptyFileError, EncryptedPdfError, ModelMissing, PdfError, ScannedPdfError
-from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.drawing import drawn_rules
 from clear_rag.parse.layout.fonts import FontStyle, font_style, resource_styles
 from clear_rag.parse.layout.geometry import Aside, PageGeometry, Rule, Word
@@ -40,8 +38,6 @@ from clear_rag.parse.layout.rotation import (
     glyph_in_frame,
     relative_angle,
 )
-from clear_rag.parse.pieces import Piece, assemble
-from clear_rag.parse.rtl import logical_order
 
 MEDIA_TYPE = "application/pdf"
 MAX_PAGES = 2000  # a 10-K is 100-300 pages; a file of more is split before ingesting, or the cap raised
@@ -50,6 +46,7 @@ _HEADER_WINDOW = _TAIL_WINDOW = 1024
 _SHOWN_PAGES = 8
 
 T = TypeVar("T")
+PdfPage: TypeAlias = Page  # what ``read_pages`` hands its reader, named for modules that import no pdfplumber
 
 
 def check_bytes(data: bytes, source: str) -> None:
@@ -79,6 +76,12 @@ def check_bytes(data: bytes, source: str) -> None:
         )
 
 
+def _cause(err: Exception) -> Exception:
+    """What pdfminer raised, out of the ``PdfminerException`` pdfplumber wraps it in."""
+    cause = err.args[0] if isinstance(err, PdfminerException) and err.args else err
+    return cause if isinstance(cause, Exception) else err
+
+
 def damaged(source: str, err: BaseException, where: str = "") -> PdfError:
     """The error for bytes pdfminer cannot read, naming what it said."""
     cause = err.args[0] if isinstance(err, PdfminerException) and err.args else err
@@ -90,14 +93,23 @@ def damaged(source: str, err: BaseException, where: str = "") -> PdfError:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PageRead(Generic[T]):
+    """What became of one page: ``read``'s result, or the error pdfminer raised on it; and whether it
+    looks scanned (``looks_scanned``), so its text is to be read from its pixels."""
+
+    number: int
+    value: T | None = None
+    error: Exception | None = None
+    scanned: bool = False
+
+
 def read_pages(
     data: bytes, source: str, read: Callable[[Page], T], *, max_pages: int = MAX_PAGES
-) -> tuple[list[tuple[int, T]], list[str]]:
-    """``read`` applied to every page, as ``(page number, result)``, and warnings for pages skipped.
-
-    A page whose content pdfminer cannot read is skipped with a warning naming it; a file whose
-    every page fails is damaged. Each page's parsed objects are released once read, so memory
-    follows one page, not the file.
+) -> list[PageRead[T]]:
+    """``read`` applied to every page, in page order, with each page's failure kept rather than
+    raised (``clear_rag.parse.recover`` decides what becomes of it). Each page's parsed objects are
+    released once read, so memory follows one page, not the file.
     """
     check_bytes(data, source)
     # pdfminer raises dozens of exception types on malformed input (PSSyntaxError, KeyError,
@@ -117,24 +129,20 @@ def read_pages(
     except Exception as err:
         raise damaged(source, err) from None
     try:
-        read_ok, failed = _each_page(pdf, source, read, max_pages)
+        return _each_page(pdf, source, read, max_pages)
     finally:
         _close(pdf)
-    if failed and not read_ok:
-        raise damaged(source, failed[0][1], " (no page could be read)")
-    warnings = []
-    if failed:
-        warnings.append(
-            f"{source}: {_pages(number for number, _ in failed)} could not be read and "
-            f"{'was' if len(failed) == 1 else 'were'} left out ({type(failed[0][1]).__name__}: "
-            f"{str(failed[0][1])[:120]}). Re-save the file in a PDF viewer to recover them"
-        )
-    return read_ok, warnings
 
 
-def _each_page(
-    pdf: PDF, source: str, read: Callable[[Page], T], max_pages: int
-) -> tuple[list[tuple[int, T]], list[tuple[int, Exception]]]:
+def too_many_pages(source: str, pages: int, max_pages: int) -> PdfError:
+    return PdfError(
+        f"has {pages} pages, more than the {max_pages} read from one file (max_pages)",
+        path=source,
+        fix="Split it (e.g. `qpdf --split-pages`) or raise max_pages for the PDF parser",
+    )
+
+
+def _each_page(pdf: PDF, source: str, read: Callable[[Page], T], max_pages: int) -> list[PageRead[T]]:
     try:
         pages = pdf.pages
     except Exception as err:
@@ -142,21 +150,40 @@ def _each_page(
     if not pages:
         raise PdfError("has no pages", path=source, fix="Export it again, or remove it from the folder")
     if len(pages) > max_pages:
-        raise PdfError(
-            f"has {len(pages)} pages, more than the {max_pages} read from one file (max_pages)",
-            path=source,
-            fix="Split it (e.g. `qpdf --split-pages`) or raise max_pages for the PDF parser",
-        )
-    read_ok: list[tuple[int, T]] = []
-    failed: list[tuple[int, Exception]] = []
+        raise too_many_pages(source, len(pages), max_pages)
+    found: list[PageRead[T]] = []
     for page in pages:
         try:
-            read_ok.append((page.page_number, read(page)))
+            value = read(page)
+            found.append(PageRead(page.page_number, value, scanned=looks_scanned(page)))
         except Exception as err:
-            failed.append((page.page_number, err))
+            found.append(PageRead(page.page_number, error=_cause(err)))
         finally:
             page.close()
-    return read_ok, failed
+    return found
+
+
+# A scan's text layer, if any, is a stamp: a page number, a Bates number, a fax header line.
+NEARLY_EMPTY = 100  # characters: fewer than a line of text
+IMAGE_COVER = 0.5  # of the page's area covered by images
+
+
+def looks_scanned(page: Page) -> bool:
+    """A page to read by OCR: its text layer holds fewer than ``NEARLY_EMPTY`` (100) characters while
+    images cover at least ``IMAGE_COVER`` (half) of it, summed over the images, since a scanner may
+    cut a page into strips. A page with no image is blank, not scanned: OCR would find nothing."""
+    if sum(1 for char in page.chars if not char["text"].isspace()) >= NEARLY_EMPTY:
+        return False
+    x0, top, x1, bottom = (float(v) for v in page.bbox)
+    area = (x1 - x0) * (bottom - top)
+    if area <= 0:
+        return False
+    covered = 0.0
+    for image in page.images:
+        width = min(float(image["x1"]), x1) - max(float(image["x0"]), x0)
+        height = min(float(image["bottom"]), bottom) - max(float(image["top"]), top)
+        covered += max(width, 0.0) * max(height, 0.0)
+    return covered >= IMAGE_COVER * area
 
 
 def _close(pdf: PDF) -> None:
@@ -169,24 +196,27 @@ def _close(pdf: PDF) -> None:
         pdf.stream.close()
 
 
-def no_text_layer(source: str, pages: int) -> ScannedPdfError:
-    """The error for a PDF none of whose pages holds a character: images of pages."""
+def no_text_layer(source: str, pages: int, *, or_else: str = "") -> ScannedPdfError:
+    """The error for a PDF none of whose pages holds a character: images of pages. ``or_else`` is a
+    second way out (installing the OCR engine, where the pages are images it could read)."""
     return ScannedPdfError(
         f"has no text layer on any of its {pages} page{'s' if pages != 1 else ''}: it looks scanned",
         path=source,
-        fix="Add a text layer with OCR, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the copy",
+        fix="Add a text layer with OCR, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the copy"
+        + (f"; or {or_else}" if or_else else ""),
     )
 
 
 def blank_pages_warning(source: str, blank: list[int]) -> str:
     """A warning naming pages without text in a PDF that has some."""
     return (
-        f"{source}: {_pages(blank)} {'has' if len(blank) == 1 else 'have'} no text layer (blank, or "
+        f"{source}: {page_list(blank)} {'has' if len(blank) == 1 else 'have'} no text layer (blank, or "
         "scanned images of text); `ocrmypdf` adds one"
     )
 
 
-def _pages(numbers: Iterable[int]) -> str:
+def page_list(numbers: Iterable[int]) -> str:
+    """``page 3``, ``pages 2, 5`` or ``pages 1, ..., 8 and 4 more``."""
     listed = list(numbers)
     shown = ", ".join(str(n) for n in listed[:_SHOWN_PAGES])
     more = f" and {len(listed) - _SHOWN_PAGES} more" if len(listed) > _SHOWN_PAGES else ""
@@ -269,42 +299,3 @@ def _word(found: dict[str, Any], styles: dict[str, FontStyle]) -> Word:
         mono=style.mono,
         math=is_math_font(fontname.partition("+")[2] or fontname),
     )
-
-
-# --- the flat backend ---
-
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-
-
-class FlatPdfParser:
-    """pdfplumber's own ``extract_text``, page by page: the baseline for the layout parser."""
-
-    file_type = "pdf"
-    backend = "flat"
-    version = "2"  # 2: right-to-left lines in reading order (issue 31)
-
-    def __init__(self, *, max_pages: int = MAX_PAGES) -> None:
-        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-            raise ValueError(f"max_pages={max_pages!r} must be a whole number of at least 1, e.g. 2000")
-        self.max_pages = max_pages
-
-    def parse(self, data: bytes, *, source: str) -> Parsed:
-        pages, warnings = read_pages(data, source, _page_text, max_pages=self.max_pages)
-        pieces: list[Piece] = []
-        blank: list[int] = []
-        for number, text in pages:
-            runs = [run for run in _BLANK_LINE.split(text) if run.strip()]
-            if not runs:
-                blank.append(number)
-            pieces += [Piece("paragraph", run, meta={"page": str(number)}) for run in runs]
-        text, blocks = assemble(pieces)
-        if not blocks:
-            raise no_text_layer(source, len(pages))
-        if blank:
-            warnings.append(blank_pages_warning(source, blank))
-        return Parsed(text=text, blocks=blocks, media_type=MEDIA_TYPE, warnings=tuple(warnings))
-
-
-def _page_text(page: Page) -> str:
-    """The page's text, each line in reading order (right-to-left script too: ``rtl``)."""
-    return "\n".join(logical_order(line) for line in str(page.extract_text()).split("\n"))

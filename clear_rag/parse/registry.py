@@ -27,8 +27,9 @@ _factories: dict[tuple[str, str], Callable[[], Parser] | str] = {
     ("text", "plain"): "clear_rag.parse.text:TextParser",
     ("markdown", "markdown-it"): "clear_rag.parse.markdown:MarkdownParser",
     ("html", "html"): "clear_rag.parse.html:HtmlParser",
-    ("pdf", "flat"): "clear_rag.parse.pdf:FlatPdfParser",
+    ("pdf", "flat"): "clear_rag.parse.flat:FlatPdfParser",
     ("pdf", "layout"): "clear_rag.parse.layout.parser:LayoutPdfParser",
+    ("pdf", "ocr"): "clear_rag.parse.ocr:OcrPdfParser",
     ("pdf", "docling"): "clear_rag.parse.docling:DoclingPdfParser",
     ("pdf", "marker"): "clear_rag.parse.marker:MarkerPdfParser",
 }

@@ -277,8 +277,14 @@ def _parse_figure(key: str, value: float | None) -> str:
 
 def parse_table(result: dict[str, Any], source: str) -> str:
     """``results/parse.json``: each PDF parser backend on each document and overall (``clear_rag.eval.parse``
-    says what each metric is), and the backends that did not run with why."""
-    scored_runs = [run for run in result["backends"].values() if "not_run" not in run]
+    says what each metric is), and the backends that did not run with why; then, where the file has
+    them, the backends on scanned renders of the same PDFs (``scanned``), named "layout on scans"."""
+    scanned = result.get("scanned") or {}
+    scored_runs = [
+        run
+        for run in [*result["backends"].values(), *(scanned.get("backends") or {}).values()]
+        if "not_run" not in run
+    ]
     held = {
         key
         for run in scored_runs
@@ -289,7 +295,12 @@ def parse_table(result: dict[str, Any], source: str) -> str:
     columns = [(key, label) for key, label in PARSE_COLUMNS if key not in PARSE_OPTIONAL or key in held]
     head = ["backend", "document", *(label for _, label in columns)]
     rows, skipped = [], []
-    for backend, scored in result["backends"].items():
+    scanned = result.get("scanned") or {}
+    runs = [*result["backends"].items()]
+    runs += [(f"{backend} on scans", scored) for backend, scored in (scanned.get("backends") or {}).items()]
+    if "not_run" in scanned:
+        runs.append(("scanned renders", {"not_run": scanned["not_run"]}))
+    for backend, scored in runs:
         if "not_run" in scored:
             skipped.append(f"Not run: {backend} ({scored['not_run']})")
             continue
@@ -298,5 +309,10 @@ def parse_table(result: dict[str, Any], source: str) -> str:
             rows.append([backend, f"**{document}**" if document == "overall" else document, *cells])
     versions = ", ".join(f"{name} {version}" for name, version in result.get("versions", {}).items())
     run = f"run {result['date'][:10]} with `{result.get('command', '')}`"
+    if scanned.get("backends"):
+        skipped.append(
+            f"On scans: every page of each PDF rendered at {scanned['dpi']} dpi as a greyscale JPEG without "
+            f"a text layer (`{scanned.get('folder')}`), read by {scanned.get('engine')}."
+        )
     notes = [*skipped, f"Versions: {versions}; {run}; from `{source}`."]
     return markdown_table(head, rows) + "\n\n" + "\n\n".join(notes) + "\n"

@@ -176,6 +176,17 @@ class ParseVersions(Shape):
     parsers: dict[str, str]
 
 
+class ScannedParse(Shape):
+    """The backends on scanned renders of the same PDFs (pages as images, read by OCR), scored against
+    the same truth; or why they were not run (no tesseract)."""
+
+    dpi: int
+    folder: str | None = None
+    engine: str | None = None
+    backends: dict[str, ParseBackend] | None = None
+    not_run: str | None = None
+
+
 class ParseResult(Shape):
     """``results/parse.json`` (``clear-rag parse-eval --save-results``)."""
 
@@ -185,3 +196,4 @@ class ParseResult(Shape):
     versions: ParseVersions
     machine: Machine
     backends: dict[str, ParseBackend]
+    scanned: ScannedParse | None = None

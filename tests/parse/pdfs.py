@@ -58,6 +58,7 @@ class Page:
     width: float = LETTER[0]
     height: float = LETTER[1]
     raw: bytes = b""  # content-stream operators appended as they are
+    resources: bytes = b""  # entries added to the page's resource dictionary as they are
 
 
 @dataclass(slots=True)
@@ -125,9 +126,10 @@ def pdf_bytes(pages: Sequence[Page], *, encrypt: bool = False, title: str = "tes
     bold = objects.add(
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>"
     )
-    resources = b"<< /Font << /F1 %d 0 R /F2 %d 0 R >> >>" % (regular, bold)
+    fonts = b"/Font << /F1 %d 0 R /F2 %d 0 R >>" % (regular, bold)
     kids: list[int] = []
     for page in pages:
+        resources = b"<< %s %s>>" % (fonts, page.resources + b" " if page.resources else b"")
         stream = content(page)
         drawn = objects.add(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
         kids.append(

@@ -79,10 +79,11 @@ def test_a_landscape_pages_geometry_is_the_turned_page() -> None:
     from clear_rag.parse.pdf import page_geometry, read_pages
 
     data, _ = turned()
-    read, _ = read_pages(
+    read = read_pages(
         data, "turned.pdf", lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE)
     )
-    (_, first), _, (_, landscape) = read
+    first, _, landscape = (page.value for page in read)
+    assert first is not None and landscape is not None
     assert (first.angle, first.width, first.height) == (0, 612, 792)
     assert (landscape.angle, landscape.width, landscape.height) == (90, 792, 612)
     assert {aside.angle for aside in first.asides} == {90, -90}

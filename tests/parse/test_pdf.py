@@ -21,9 +21,9 @@ from clear_rag.errors import (
 )
 from clear_rag.ingest import ingest
 from clear_rag.parse.base import Parsed
+from clear_rag.parse.flat import FlatPdfParser
 from clear_rag.parse.layout.drawing import drawn_rules
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from clear_rag.parse.pdf import FlatPdfParser
 from clear_rag.parse.registry import get_parser
 from clear_rag.store import Store
 from clear_rag.tokens import RegexTokenizer

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from clear_rag.errors import ClearRagError
 from clear_rag.parse.base import Parsed
+from clear_rag.parse.flat import FlatPdfParser
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from clear_rag.parse.pdf import FlatPdfParser
 from tests.parse.pdfs import report_pdf
 from tests.parse.test_parse_properties import check_blocks
 

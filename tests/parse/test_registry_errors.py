@@ -29,7 +29,7 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_pdf_is_parsed_by_the_layout_backend_unless_another_is_named() -> None:
     assert file_type_of("manuals/brakes.pdf") == "pdf"
-    assert backends("pdf") == ["docling", "flat", "layout", "marker"]
+    assert backends("pdf") == ["docling", "flat", "layout", "marker", "ocr"]
     assert get_parser("pdf").backend == "layout"
     assert get_parser("pdf", "flat").backend == "flat"
 

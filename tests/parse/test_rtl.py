@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from clear_rag.parse.flat import FlatPdfParser
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from clear_rag.parse.pdf import FlatPdfParser
 from clear_rag.parse.rtl import logical_order
 from tests.parse.drawn import right_to_left
 from tests.parse.test_parse_properties import check_blocks

@@ -28,15 +28,11 @@ from clear_rag.parse.layout.geometry import Line, PageGeometry, Word, dominant_s
 from clear_rag.parse.layout.lines import join_lines, lines_from_words
 from clear_rag.parse.layout.ruled import ruled_tables
 from clear_rag.parse.layout.tables import Table
-from clear_rag.parse.pdf import (
-    MAX_PAGES,
-    MEDIA_TYPE,
-    blank_pages_warning,
-    no_text_layer,
-    page_geometry,
-    read_pages,
-)
+from clear_rag.parse.ocr import OcrPage
+from clear_rag.parse.pdf import MAX_PAGES, MEDIA_TYPE, blank_pages_warning, no_text_layer, page_geometry
+from clear_rag.parse.pdfium import page_words
 from clear_rag.parse.pieces import Piece, assemble
+from clear_rag.parse.recover import OcrSettings, mark_ocr, read_pdf
 
 MAX_GLYPHS = 30_000  # per page: a dense 10-K table page holds about 8,000
 WORD_GAP = 0.2  # of the font size: a wider gap between glyphs separates words
@@ -61,24 +57,38 @@ class LayoutPdfParser:
     backend = "layout"
     # 2: weight and pitch from TeX's font names and descriptor flags, headings by size from 1.05 of
     # the body, run-in headings, captions and code; furniture from the margins; turned text (issue 31)
-    version = "2"
+    # 3: scanned pages OCR'd, pages pdfminer fails on read by pdfium
+    version = "3"
 
-    def __init__(self, *, max_pages: int = MAX_PAGES, max_glyphs: int = MAX_GLYPHS) -> None:
+    def __init__(
+        self,
+        *,
+        max_pages: int = MAX_PAGES,
+        max_glyphs: int = MAX_GLYPHS,
+        ocr: OcrSettings | None = OcrSettings(),  # noqa: B008 - frozen, so one shared default is safe
+    ) -> None:
         for name, value in (("max_pages", max_pages), ("max_glyphs", max_glyphs)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r} must be a whole number of at least 1")
         self.max_pages = max_pages
         self.max_glyphs = max_glyphs
+        self.ocr = ocr
 
     def parse(self, data: bytes, *, source: str) -> Parsed:
-        read, warnings = read_pages(
+        # A scanned page's words come from OCR and a page pdfminer fails on from pdfium: the same
+        # records, so the rules below read every page alike (``clear_rag.parse.recover``).
+        recovered = read_pdf(
             data,
             source,
             lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE),
+            from_ocr=OcrPage.geometry,
+            from_pdfium=page_words,
+            ocr=self.ocr,
             max_pages=self.max_pages,
         )
+        read, warnings = recovered.read, recovered.warnings
         if not any(geometry.words for _, geometry in read):
-            raise no_text_layer(source, len(read))
+            raise no_text_layer(source, len(read), or_else=recovered.or_else)
         read = typewritten(read)
         rows = [lines_from_words(geometry.words) for _, geometry in read]
         furniture = find_furniture(
@@ -123,8 +133,9 @@ class LayoutPdfParser:
         )
         text, blocks = assemble([*_pieces(_run_on(elements)), *furniture_pieces])
         if not blocks:
-            raise no_text_layer(source, len(read))
-        return Parsed(text=text, blocks=blocks, media_type=MEDIA_TYPE, warnings=tuple(warnings))
+            raise no_text_layer(source, len(read), or_else=recovered.or_else)
+        blocks = mark_ocr(blocks, recovered.ocr_pages, recovered.engine)
+        return Parsed(text, blocks, MEDIA_TYPE, tuple(warnings), ocr_pages=recovered.ocr_pages)
 
     def _page(self, page: _Page, body: float, source: str) -> tuple[list[Element], list[str]]:
         """One page's body blocks in reading order, each marked with its page number."""
