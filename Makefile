@@ -81,55 +81,42 @@ site: $(VENV)/.dev-installed
 	$(BIN)/clear-rag check-report
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# OCR of scanned PDF pages (clear_rag/parse/ocr.py) runs Debian's tesseract binary with its English data.
-# Installed only when missing, as chromium is; without root or apt-get it says how, and the OCR tests
-# skip with the same command while layout and flat keep their hint to run ocrmypdf.
-TESSERACT := tesseract-ocr tesseract-ocr-eng
-
-tesseract:
-	@if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then \
-		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TESSERACT); \
-		else \
-			echo "note: tesseract (with English) is missing; install it (sudo apt-get install $(TESSERACT)) to OCR scanned PDFs and run the OCR tests"; \
-		fi; \
-	fi
-
 # The screenshots of the chat, the rank flow, the answer side, the Results view and site pages (light and dark,
 # 1440 and 390 px wide), taken by the browser tests
 # into site/img/.
 screenshots: $(VENV)/.dev-installed chromium
 	CLEAR_RAG_SCREENSHOTS=site/img $(BIN)/pytest -q tests/web/test_page.py tests/web/test_rankflow.py tests/web/test_results_page.py tests/web/test_answer_side.py tests/web/test_site_pages.py
 
-# The browser tests (tests/web/test_page.py) drive Debian's Chromium through Playwright for Python,
-# launched by path: `playwright install` is never run, since it downloads a browser build of its
-# own from a CDN that this machine (and CI) cannot reach. Installed only when missing; without root
-# or apt-get it says how, and the browser tests skip with the same reason.
-CHROMIUM := /usr/bin/chromium
-
-chromium:
-	@if [ ! -x $(CHROMIUM) ]; then \
+# System packages from Debian, each installed only when its test says it is missing, by apt-get as root;
+# otherwise a note says how, and the tests that need it skip with the same reason.
+# $(call apt,TEST,PACKAGES,WHAT IT IS FOR)
+define apt
+	@if ! { $(1); } >/dev/null 2>&1; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
 		else \
-			echo "note: $(CHROMIUM) is missing; install Debian's chromium (sudo apt-get install chromium) to run the browser tests"; \
+			echo "note: $(2) is missing; install it (sudo apt-get install $(2)) $(3)"; \
 		fi; \
 	fi
+endef
+
+# The browser tests (tests/web/) drive Debian's Chromium through Playwright for Python, launched by
+# path: `playwright install` is never run, since it downloads a browser build of its own from a CDN that
+# this machine (and CI) cannot reach.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	$(call apt,test -x $(CHROMIUM),chromium,to run the browser tests)
 
 # The layout parser's drawn-PDF tests (tests/parse/drawn.py) set their text in DejaVu's TrueType fonts,
-# registered under the names TeX and URW give their fonts, and DejaVu Sans also draws Arabic: Debian's
-# fonts-dejavu-core. Installed only when missing; without root or apt-get it says how, and those tests
-# skip with the same reason.
+# registered under the names TeX and URW give their fonts; DejaVu Sans also draws Arabic.
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-
 fonts:
-	@if [ ! -f $(DEJAVU) ]; then \
-		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; \
-		else \
-			echo "note: $(DEJAVU) is missing; install Debian's fonts-dejavu-core (sudo apt-get install fonts-dejavu-core) to run the layout parser's drawn-PDF tests"; \
-		fi; \
-	fi
+	$(call apt,test -f $(DEJAVU),fonts-dejavu-core,to run the layout parser's drawn-PDF tests)
+
+# OCR of scanned PDF pages (clear_rag/parse/ocr.py) runs Debian's tesseract binary with its English
+# data; without it layout and flat keep their hint to run ocrmypdf.
+tesseract:
+	$(call apt,tesseract --list-langs 2>/dev/null | grep -qx eng,tesseract-ocr tesseract-ocr-eng,to OCR scanned PDFs and run the OCR tests)
 
 # The bench extras are resolved in one step with the dev ones, before the --no-deps step, so that in a
 # fresh venv the order is the one above (installed after .dev-installed, as they were, they came after
