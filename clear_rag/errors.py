@@ -86,6 +86,16 @@ class PdfError(InputError):
 class EncryptedPdfError(PdfError):
     """A PDF that needs a password to open."""
 
+    @classmethod
+    def at(cls, source: str) -> EncryptedPdfError:
+        """The one way either PDF reader (pdfminer, pdfium) says ``source`` needs a password."""
+        return cls(
+            "is encrypted: it needs a password to open",
+            path=source,
+            fix="Save a copy without the password (e.g. `qpdf --decrypt --password=PW in.pdf out.pdf`) "
+            "and ingest that",
+        )
+
 
 class ScannedPdfError(PdfError):
     """A PDF whose pages carry no text layer at all: images of pages, as a scanner makes them."""

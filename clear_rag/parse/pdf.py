@@ -119,12 +119,7 @@ def read_pages(
     except PdfminerException as err:
         cause = err.args[0] if err.args else err
         if isinstance(cause, PDFPasswordIncorrect | PDFEncryptionError):
-            raise EncryptedPdfError(
-                "is encrypted: it needs a password to open",
-                path=source,
-                fix="Save a copy without the password (e.g. `qpdf --decrypt --password=PW in.pdf out.pdf`) "
-                "and ingest that",
-            ) from None
+            raise EncryptedPdfError.at(source) from None
         raise damaged(source, err) from None
     except Exception as err:
         raise damaged(source, err) from None

@@ -47,12 +47,7 @@ def opened(data: bytes, source: str) -> Iterator[Document]:
         document = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError as err:
         if getattr(err, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
-            raise EncryptedPdfError(
-                "is encrypted: it needs a password to open",
-                path=source,
-                fix="Save a copy without the password (e.g. `qpdf --decrypt --password=PW in.pdf out.pdf`) "
-                "and ingest that",
-            ) from None
+            raise EncryptedPdfError.at(source) from None
         raise PdfError(
             f"cannot be opened by pdfium ({err})",
             path=source,
