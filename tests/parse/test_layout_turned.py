@@ -1,6 +1,6 @@
 """Text at an angle to the body (issue 31): read in its own direction and set apart as furniture,
 never interleaved letter by letter, reversed, into the body; a landscape page read turned upright.
-The PDFs are drawn by reportlab at test time (``tests.parse.drawn``)."""
+The PDF is the parse suite's case (``clear_rag.eval.drawn.papers.turned``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from clear_rag.eval.drawn.papers import ARXIV, STAMP, turned
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.parser import LayoutPdfParser
 from clear_rag.parse.layout.rotation import (
@@ -18,7 +19,7 @@ from clear_rag.parse.layout.rotation import (
     glyph_in_frame,
     relative_angle,
 )
-from tests.parse.drawn import ARXIV, STAMP, turned
+from tests.parse.drawn import draw
 from tests.parse.test_parse_properties import check_blocks
 
 
@@ -58,8 +59,8 @@ def test_the_frame_of_a_quarter_turn_reads_up_the_page_left_to_right() -> None:
 
 
 def test_stamps_watermarks_and_upside_down_text_are_set_apart_in_their_own_reading_order() -> None:
-    data, truth = turned()
-    parsed = LayoutPdfParser().parse(data, source="turned.pdf")
+    truth = draw(turned)
+    parsed = LayoutPdfParser().parse(truth.pdf, source="turned.pdf")
     check_blocks(parsed)
     apart = texts(parsed, "furniture")
     for drawn in truth.apart:
@@ -78,9 +79,10 @@ def test_a_landscape_pages_geometry_is_the_turned_page() -> None:
     from clear_rag.parse.layout.parser import LINE_TOLERANCE, WORD_GAP
     from clear_rag.parse.pdf import page_geometry, read_pages
 
-    data, _ = turned()
     read = read_pages(
-        data, "turned.pdf", lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE)
+        draw(turned).pdf,
+        "turned.pdf",
+        lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE),
     )
     first, _, landscape = (page.value for page in read)
     assert first is not None and landscape is not None

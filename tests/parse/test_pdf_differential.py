@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from clear_rag.cli.parse import DEFAULT_FOLDER, RESULT_NAME, evaluate, find_pdfs
+from clear_rag.cli.parse import DEFAULT_FOLDER, RESULT_NAME
+from clear_rag.eval.parse.corpus import evaluate, find_pdfs
 
 ROOT = Path(__file__).resolve().parents[2]
 PDFS = ROOT / DEFAULT_FOLDER
