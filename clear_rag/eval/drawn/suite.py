@@ -85,6 +85,11 @@ CASES: tuple[Case, ...] = (
     Case("table-wrapped-labels", "a statement whose label wraps over three lines", tabled.wrapped_labels),
     Case("table-wordy-labels", "labels that read like prose, on a one-column page", tabled.wordy_labels),
     Case(
+        "table-turned-head",
+        "a ruled grid whose column heads are turned a quarter round",
+        tabled.turned_head,
+    ),
+    Case(
         "equation-symbol",
         "a display equation in Symbol and Times-Italic: no table",
         equations.display_equation,

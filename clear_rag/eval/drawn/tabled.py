@@ -232,3 +232,35 @@ def wordy_labels() -> Drawn:
             drawing.right(460 + 80 * c, top + r * LEADING, cell)
     below = drawing.prose(72, top + len(COSTS) * LEADING + 10, 468, PROSE, 4)
     return _drawn(drawing, above, [COSTS], below)
+
+
+TURNED_HEAD = ("Region", "Net sales", "Operating income", "Headcount")
+TURNED_ROWS = (
+    ("Americas", "167,045", "67,656", "31,200"),
+    ("Europe", "101,328", "41,790", "18,400"),
+    ("Greater China", "66,952", "27,082", "9,750"),
+)
+
+
+def turned_head() -> Drawn:
+    """A ruled grid whose head cells are set turned a quarter round (reading up the page), as narrow
+    columns under long heads are; the stub head upright; prose above and below."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    top, head, height = 80 + 3 * LEADING + 20, 90.0, 1.6 * LEADING
+    edges = [72.0, 212.0, 292.0, 372.0, 452.0]
+    bottom = top + head + height * len(TURNED_ROWS)
+    for y in (top, top + head, *(top + head + height * (r + 1) for r in range(len(TURNED_ROWS)))):
+        drawing.line(edges[0], y, edges[-1], y)
+    for x in edges:
+        drawing.line(x, top, x, bottom)
+    drawing.text(edges[0] + 4, top + head - 6, TURNED_HEAD[0])
+    for c, label in enumerate(TURNED_HEAD[1:], start=1):
+        drawing.turned((edges[c] + edges[c + 1]) / 2 + SIZE / 3, top + head - 6, 90, label)
+    for r, row in enumerate(TURNED_ROWS):
+        y = top + head + r * height + height / 2 + SIZE / 3
+        drawing.text(edges[0] + 4, y, row[0])
+        for c, cell in enumerate(row[1:], start=1):
+            drawing.right(edges[c + 1] - 4, y, cell)
+    below = drawing.prose(72, bottom + 30, 468, PROSE, 3)
+    return _drawn(drawing, above, [(TURNED_HEAD, *TURNED_ROWS)], below)
