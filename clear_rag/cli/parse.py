@@ -237,11 +237,21 @@ def parse_eval_command(
         ),
     ] = None,
     no_suite: Annotated[bool, typer.Option("--no-suite", help="Score no drawn cases.")] = False,
+    cases_only: Annotated[
+        bool,
+        typer.Option(
+            "--cases-only",
+            help="Score the drawn cases alone; with --save-results, replace only the cases part of the "
+            "results file, its other parts kept as they were (the part records its own command).",
+        ),
+    ] = False,
 ) -> None:
     """Score PDF parsers against ground truth: words, reading order, table cells, page furniture, speed;
     on the PDFs as they are and, for the default corpus, on scanned renders of them (OCR) and on the
     drawn cases of the parse suite, one row per case."""
     backends = tuple(backend) if backend else default_backends()
+    if cases_only:
+        return _cases_only(suite or DEFAULT_SUITE, backends, save_results, results_dir, scan_dpi)
     out = scans_folder(folder, scans, no_scans)
     drawn = suite_folder(folder, suite, no_suite)
     try:
@@ -269,3 +279,30 @@ def parse_eval_command(
         target = results_dir / RESULT_NAME
         write_result(target, result_document(scores, command, scanned, cases))
         typer.echo(f"written to {target}")
+
+
+def _cases_only(folder: Path, backends: Sequence[str], save: bool, results_dir: Path, dpi: int) -> None:
+    """``--cases-only``: the drawn cases scored, printed and, with ``save``, put in the existing results
+    file as its ``cases`` part with the command and date that made it; the file's other parts (the
+    10-K renders and their scans, whose OCR takes an hour on a busy machine) are kept as they were."""
+    from clear_rag.results.files import read_document, write_result
+
+    target = results_dir / RESULT_NAME
+    try:
+        document = read_document(target) if save else {}
+        cases = evaluate_cases(folder, backends, dpi=dpi)
+    except ClearRagError as err:
+        raise fail(err) from None
+    typer.echo(table(cases["backends"], f"drawn cases ({folder}), backend"))
+    if save:
+        args = ["clear-rag", "parse-eval", "--cases-only"]
+        args += [a for name in backends if tuple(backends) != default_backends() for a in ("--backend", name)]
+        args += ["--suite", str(folder)] if folder != DEFAULT_SUITE else []
+        args += ["--scan-dpi", str(dpi)] if dpi != SCAN_DPI else []
+        args += [
+            "--save-results",
+            *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
+        ]
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        write_result(target, document | {"cases": cases | {"command": shlex.join(args), "date": when}})
+        typer.echo(f"written to {target} (its cases part)")

@@ -63,8 +63,11 @@ def cases_table(result: dict[str, Any], source: str) -> str:
     notes += refused
     notes += [f"Not drawn: {name} ({why})" for name, why in (cases.get("not_drawn") or {}).items()]
     versions = result.get("versions", {}).get("parsers", {})
+    if cases.get("command"):  # written alone (--cases-only): its own parsers, date and command
+        versions = {name: run["version"] for name, run in scored.items()}
+    date, command = cases.get("date") or result["date"], cases.get("command") or result.get("command", "")
     notes.append(
-        f"Parsers {', '.join(f'{n} {v}' for n, v in versions.items())}; run {result['date'][:10]} with "
-        f"`{result.get('command', '')}`; the cases drawn into `{cases['folder']}`; from `{source}`."
+        f"Parsers {', '.join(f'{n} {v}' for n, v in versions.items())}; run {date[:10]} with "
+        f"`{command}`; the cases drawn into `{cases['folder']}`; from `{source}`."
     )
     return markdown_table(head, rows) + "\n\n" + "\n\n".join(notes) + "\n"

@@ -196,6 +196,9 @@ class CasesParse(Shape):
     cases: dict[str, str]  # each case's name and what it draws
     backends: dict[str, ParseBackend]
     not_drawn: dict[str, str] | None = None
+    # where the part was written alone (``parse-eval --cases-only``): its own command and date
+    command: str | None = None
+    date: str | None = None
 
 
 class ParseResult(Shape):

@@ -155,3 +155,29 @@ def test_a_backend_that_is_not_installed_is_named_with_why_beside_the_scored_cas
     part = evaluate_cases(tmp_path, ["flat", "absent"])
     assert "not installed" in part["backends"]["absent"]["not_run"]
     assert list(part["backends"]["flat"]["documents"]) == [f"{SMALL[0].name}.pdf"]
+
+
+def test_cases_only_replaces_the_cases_part_and_keeps_the_rest_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("clear_rag.eval.drawn.suite.CASES", SMALL[:1])
+    monkeypatch.setattr("clear_rag.eval.drawn.suite.SCANNED", ("none", "no-such-case"))
+    draw(SMALL[0].draw)
+    pdfs, results = tmp_path / "pdf", tmp_path / "r"
+    pdfs.mkdir()
+    (pdfs / "one.pdf").write_bytes(draw(SMALL[0].draw).pdf)
+    (tmp_path / "truth").mkdir()
+    (tmp_path / "truth" / "one.json").write_text(json.dumps(draw(SMALL[0].draw).truth_file("x")))
+    only = ["parse-eval", "--cases-only", "--backend", "flat", "--suite", str(tmp_path / "s")]
+    refused = runner.invoke(app, [*only, "--save-results", "--results-dir", str(results)])
+    assert refused.exit_code != 0 and "parse.json: does not exist" in refused.output  # nothing to add to
+    first = ["parse-eval", str(pdfs), "--backend", "layout", "--no-suite", "--save-results"]
+    assert runner.invoke(app, [*first, "--results-dir", str(results)]).exit_code == 0
+    before = json.loads((results / "parse.json").read_text(encoding="utf-8"))
+    result = runner.invoke(app, [*only, "--save-results", "--results-dir", str(results)])
+    assert result.exit_code == 0, result.output
+    after = json.loads((results / "parse.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in after.items() if k != "cases"} == before
+    assert after["cases"]["command"].startswith("clear-rag parse-eval --cases-only --backend flat --suite ")
+    assert list(after["cases"]["backends"]) == ["flat"]
+    assert "clear-rag parse-eval --cases-only" in cases_table(after, "parse.json")
