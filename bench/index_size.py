@@ -240,6 +240,7 @@ def main() -> None:
         "benchmark": "index-size",
         "data": f"synthetic passages of 30-120 words, Zipf s=1 over 50,000 words, seed {SEED} "
         "(bench.retrieval.synthetic)",
+        "repeat": args.repeat,
         "load_average_at_start": load_at_start,
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         **({"before": args.before} if args.before else {}),
