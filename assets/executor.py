@@ -1,11 +1,14 @@
-"""Runs out of process, partitions side by side: what ``python -m assets.run --executor multiprocess`` does.
+"""Runs out of process, partitions side by side: what ``python -m assets.run --executor multiprocess``
+(or ``--executor dask``) does.
 
 One Dagster run materializes one partition, so a suite's evaluation partitions go in parallel as runs,
 as a backfill launches them. Here each run goes to a worker process of a pool of ``max_concurrent``
 (what Dagster's default run launcher gives every run: a process of its own) and every step of the run
 to a process of its own again (Dagster's multiprocess executor, forked from a server that imported the
-code location once). Runs of the same assets (partitions of one asset, which never depend on one
-another here) go side by side; runs of other assets wait for them, in the order given.
+code location once), or, with ``dask``, to a task on a Dask cluster (dagster-dask's executor, whose
+tasks rebuild the job from the same pointer; ``assets.cluster``). Runs of the same assets (partitions
+of one asset, which never depend on one another here) go side by side; runs of other assets wait for
+them, in the order given.
 
 Worker processes, not threads: Dagster calls ``logging.config.dictConfig`` as each run starts, and that
 deadlocked here against another thread's run logging an event (both wait on the logging locks).
@@ -60,6 +63,18 @@ class Execution:
             )
         chosen = {"executor": "multiprocess", "max_concurrent": max_concurrent, "start_method": start_method}
         return cls({**settings, **chosen}, max_concurrent)
+
+    @classmethod
+    def dask(cls, settings: Mapping[str, object], max_concurrent: int, scheduler: str) -> Execution:
+        """Runs of the definitions ``definitions.rebuilt`` makes of ``settings``, ``max_concurrent`` at
+        a time, every step of each on the Dask cluster at ``scheduler`` (dagster-dask's executor)."""
+        if max_concurrent < 1:
+            raise ClearRagError(
+                "--max-concurrent must be at least 1",
+                value=max_concurrent,
+                fix="Give the number of runs to execute at once (by default one per Dask worker)",
+            )
+        return cls({**settings, "executor": "dask", "scheduler": scheduler}, max_concurrent)
 
     def job(self, keys: Sequence[AssetKey]) -> ReconstructableJob:
         """A reconstructable pointer to the job of ``keys`` (which share one partition set), found

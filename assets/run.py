@@ -9,6 +9,9 @@ changed it observes the hashes and requests nothing.
 
 ``--executor multiprocess --max-concurrent N`` executes the runs on Dagster's multiprocess executor,
 the requested partitions of one asset N runs at a time (``assets.executor``; site/scale.md).
+``--executor dask`` sends every step of those runs to a Dask cluster: the one at ``--scheduler
+tcp://HOST:PORT``, or one of ``--workers`` workers started on this machine for the update
+(``assets.cluster``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +45,11 @@ from dagster import (
     serialize_value,
 )
 
+from assets.cluster import dask_cluster
 from assets.definitions import (
     EXECUTOR_ENV,
     EXECUTORS,
+    SCHEDULER_ENV,
     SUITES,
     build_definitions,
 )
@@ -62,6 +68,7 @@ from assets.resources import (
 from assets.sample import Sample, print_answer
 from assets.site import target_for
 from clear_rag import environ
+from clear_rag.errors import ClearRagError
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.results import reproduce
 
@@ -244,13 +251,26 @@ def arguments() -> argparse.ArgumentParser:
         choices=EXECUTORS,
         default=None,
         help=f"in_process (default, or ${EXECUTOR_ENV}): every run in this process; multiprocess: "
-        "Dagster's multiprocess executor, each step in a process of its own",
+        "Dagster's multiprocess executor, each step in a process of its own; dask: dagster-dask's "
+        "executor, each step a task on a Dask cluster",
     )
     parser.add_argument(
         "--max-concurrent",
         type=int,
         default=None,
-        help="with --executor multiprocess: runs at once, each one partition (default: the cores)",
+        help="out of process: runs at once, each one partition (default: the cores, or the Dask workers)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help=f"with --executor dask: the scheduler's address, tcp://HOST:PORT (or ${SCHEDULER_ENV}; "
+        "default: start a local one)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="with --executor dask and no --scheduler: the local cluster's workers (default: the cores)",
     )
     parser.add_argument(
         "--suite", action="append", help="a suite name or file (repeatable; default: the bundled suites)"
@@ -267,8 +287,30 @@ def arguments() -> argparse.ArgumentParser:
     return parser
 
 
+def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """``args``, with the executor chosen (flag or environment) and the Dask flags only where they mean
+    something; argparse's own error otherwise."""
+    # $CLEAR_RAG_EXECUTOR may name a cluster executor for `dagster dev` (k8s, celery): in process here.
+    chosen = environ.text(environ.EXECUTOR)
+    args.executor = args.executor or (chosen if chosen in EXECUTORS else EXECUTORS[0])
+    args.scheduler = args.scheduler or (
+        environ.text(environ.DASK_SCHEDULER) if args.executor == "dask" else None
+    )
+    if args.executor != "dask" and (args.scheduler or args.workers):
+        parser.error("--scheduler and --workers go with --executor dask")
+    if args.scheduler and args.workers:
+        parser.error(
+            "--workers starts a local cluster; leave it out with --scheduler (the cluster has its own)"
+        )
+    for flag, value in (("--workers", args.workers), ("--max-concurrent", args.max_concurrent)):
+        if value is not None and value < 1:
+            parser.error(f"{flag} {value}: give a whole number of at least 1")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = arguments().parse_args(argv)
+    parser = arguments()
+    args = _checked(parser, parser.parse_args(argv))
     started = time.perf_counter()
     with warnings.catch_warnings():
         # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).
@@ -289,11 +331,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         defs = build_definitions(paths=paths, **settings)
         execution = Execution()
-        if (args.executor or environ.text(environ.EXECUTOR)) == "multiprocess":
+        if args.executor == "multiprocess":
             limit = args.max_concurrent or os.cpu_count() or 1
             execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=answerer)
-        with instance_at(args.home) as instance:
+        with ExitStack() as stack:
+            if args.executor == "dask":
+                cluster = stack.enter_context(dask_cluster(args.scheduler, args.workers))
+                print(f"Dask scheduler {cluster.address}, {cluster.workers} workers")
+                limit = args.max_concurrent or cluster.workers
+                execution = Execution.dask({**settings, **paths.model_dump()}, limit, cluster.address)
+            instance = stack.enter_context(instance_at(args.home))
             done = update(defs, instance, args.home / CURSOR, log=print, execution=execution)
             files = result_files(defs, instance)
             answer = print_answer(sample, instance) if sample is not None else ""
@@ -338,4 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ClearRagError as err:  # one line a person can act on, not a traceback
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(err.exit_code)
