@@ -133,8 +133,9 @@ def _executor(doc: dict[str, Any], name: str) -> str:
         f"**{doc['what']}**: {number(doc['partitions'])} partitions, {number(doc['max_concurrent'])} runs "
         f"at once out of process, {number(doc['repeat'])} rounds"
     )
+    note = str(doc["note"])
     return "\n\n".join(
-        [caption, markdown_table(head, rows), "\n".join(described), f"{doc['note'].capitalize()}."]
+        [caption, markdown_table(head, rows), "\n".join(described), f"{note[:1].upper()}{note[1:]}."]
     )
 
 
