@@ -117,10 +117,18 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait()
 
 
+def _written_address(path: Path) -> str | None:
+    """The address in the scheduler file, or None while it is missing or half written."""
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8"))["address"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def _scheduler_address(path: Path, process: subprocess.Popen[bytes], log: Path, timeout: float) -> str:
     """The address the scheduler writes to ``path`` once it listens (its readiness, polled)."""
     deadline = time.monotonic() + timeout
-    while not path.is_file() or not path.read_text(encoding="utf-8").strip():
+    while (address := _written_address(path)) is None:
         if process.poll() is not None or time.monotonic() > deadline:
             said = log.read_text(encoding="utf-8", errors="replace")[-2000:]
             raise ClearRagError(
@@ -128,7 +136,7 @@ def _scheduler_address(path: Path, process: subprocess.Popen[bytes], log: Path, 
                 fix="Check that the package distributed is installed (pip install -e '.[dask]')",
             )
         time.sleep(POLL_S)
-    return str(json.loads(path.read_text(encoding="utf-8"))["address"])
+    return address
 
 
 @contextmanager

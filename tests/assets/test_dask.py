@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, ExecutorDefinition
 
-from assets.cluster import connect, local_cluster
+from assets.cluster import _written_address, connect, local_cluster
 from assets.definitions import EXECUTOR_ENV, SCHEDULER_ENV, build_definitions
 from assets.evaluation import measured
 from assets.executor import Execution, Run, execute_out_of_process
@@ -66,6 +66,17 @@ def test_an_address_that_is_not_a_scheduler_s_is_named_with_the_form_it_takes(ad
     with pytest.raises(ClearRagError, match="tcp://HOST:PORT") as raised:
         connect(address)
     assert repr(address) in str(raised.value)
+
+
+def test_the_scheduler_file_is_read_only_once_it_is_whole(tmp_path: Path) -> None:
+    """Readiness: the scheduler writes its address to a file as it starts listening; missing or half
+    written, the wait goes on."""
+    path = tmp_path / "scheduler.json"
+    assert _written_address(path) is None
+    path.write_text('{"type": "Scheduler", "addr', encoding="utf-8")
+    assert _written_address(path) is None
+    path.write_text('{"type": "Scheduler", "address": "tcp://127.0.0.1:40001"}', encoding="utf-8")
+    assert _written_address(path) == "tcp://127.0.0.1:40001"
 
 
 @pytest.mark.filterwarnings(*DAGSTER_WARNINGS)
