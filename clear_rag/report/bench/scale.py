@@ -146,7 +146,7 @@ def _memory(doc: dict[str, Any], name: str) -> str:
     """bench/growth.py's series read against one machine's memory: the ingest's resident growth per
     chunk at each size, and the marginal rate between the two largest sizes (the fixed cost of the
     process left out) projected linearly to the chunks whose ingest one machine of 16, 64 or 256 GB
-    holds: ``GB × 10⁹ ÷ (ΔRSS ÷ Δchunks)``."""
+    holds: ``GB × 10⁹ ÷ (ΔRSS ÷ Δchunks)``, to three significant figures."""
     parts = []
     for key in ("document_size", "corpus_size"):
         points = doc.get(key, {}).get("points", [])
@@ -160,7 +160,8 @@ def _memory(doc: dict[str, Any], name: str) -> str:
         marginal = (
             (points[-1]["rss_growth_mb"] - points[-2]["rss_growth_mb"]) * 1e6 / (chunks[-1] - chunks[-2])
         )
-        fits = ", ".join(f"{gb} GB: {number(round(gb * 1e9 / marginal))}" for gb in MACHINES_GB)
+        # to three significant figures: a linear projection is no more exact than that
+        fits = ", ".join(f"{gb} GB: {number(float(f'{gb * 1e9 / marginal:.3g}'))}" for gb in MACHINES_GB)
         parts += [
             f"**{SERIES_TITLES.get(key, key)}**",
             markdown_table(["chunks", "RSS growth MB", "KB per chunk"], rows),
