@@ -248,12 +248,13 @@ def rebuilt(**settings: object) -> Definitions:
 RUN_JOB = "clear_rag_run"
 
 
-def rebuilt_job(keys: list[list[str]], **settings: object) -> JobDefinition:
+def rebuilt_job(keys: list[list[str]], name: str = RUN_JOB, **settings: object) -> JobDefinition:
     """The job an out-of-process run executes: the assets ``keys`` (one partition set) of
-    ``rebuilt(**settings)``, under a name of its own, since ``dagster.build_reconstructable_job``
-    puts it in a repository where the implicit asset job's reserved name may not go."""
-    job = define_asset_job(RUN_JOB, selection=AssetSelection.assets(*(AssetKey(k) for k in keys)))
-    return Definitions.merge(rebuilt(**settings), Definitions(jobs=[job])).resolve_job_def(RUN_JOB)
+    ``rebuilt(**settings)``, under a name of its own (``name``), since
+    ``dagster.build_reconstructable_job`` puts it in a repository where the implicit asset job's
+    reserved name may not go."""
+    job = define_asset_job(name, selection=AssetSelection.assets(*(AssetKey(k) for k in keys)))
+    return Definitions.merge(rebuilt(**settings), Definitions(jobs=[job])).resolve_job_def(name)
 
 
 @definitions

@@ -22,6 +22,7 @@ manager's pickles under it), the stores, the indexes and the caches.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -33,6 +34,7 @@ from typing import Any
 from dagster import AssetKey, DagsterInstance, build_reconstructable_job, execute_job
 
 from assets import definitions
+from assets.definitions import RUN_JOB
 from clear_rag.errors import ClearRagError
 
 PARTITION_TAG = "dagster/partition"  # where a run's partition key goes (execute_job has no argument)
@@ -76,13 +78,28 @@ class Execution:
             )
         return cls({**settings, "executor": "dask", "scheduler": scheduler}, max_concurrent)
 
-    def job(self, keys: Sequence[AssetKey]) -> ReconstructableJob:
+    def job(self, keys: Sequence[AssetKey], partition: str | None = None) -> ReconstructableJob:
         """A reconstructable pointer to the job of ``keys`` (which share one partition set), found
-        from the folder that holds the `assets` package wherever a run's working directory is."""
+        from the folder that holds the `assets` package wherever a run's working directory is.
+
+        Named after ``partition``: dagster-dask names each step's task ``<job name>.<step key>``, and
+        Dask takes two tasks of one name for the same task, so two runs of one job at once (two
+        partitions of an asset) got one execution between them: the second run succeeded having
+        executed nothing (seen here as partitions requested again on the next tick). A name per
+        partition keeps the runs' tasks apart."""
+        name = (
+            RUN_JOB
+            if partition is None
+            else f"{RUN_JOB}_{hashlib.sha256(partition.encode()).hexdigest()[:16]}"
+        )
         return build_reconstructable_job(
             definitions.__name__,
             definitions.rebuilt_job.__name__,
-            reconstructable_kwargs={"keys": [key.path for key in keys], **(self.settings or {})},
+            reconstructable_kwargs={
+                "keys": [key.path for key in keys],
+                "name": name,
+                **(self.settings or {}),
+            },
             reconstructor_working_directory=str(Path(definitions.__file__).resolve().parents[1]),
         )
 
@@ -153,8 +170,8 @@ def execute_out_of_process(
     home = instance.root_directory
     failed_checks: list[list[str]] = []
     for group in groups:
-        job = execution.job(group[0][1])
-        for future in [pool.submit(_run, home, job, run, run_config) for run in group]:
+        futures = [pool.submit(_run, home, execution.job(run[1], run[0]), run, run_config) for run in group]
+        for future in futures:
             failed, error = future.result()
             if error:
                 raise ClearRagError(

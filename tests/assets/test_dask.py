@@ -137,6 +137,18 @@ def _rows(path: Path) -> dict[str, str]:
     return {row["name"]: measured(row) for row in document["rows"]}
 
 
+def _latest_runs(instance: DagsterInstance) -> set[str]:
+    """The runs that made each evaluation partition's latest materialization."""
+    return {
+        instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=EVALUATION, asset_partitions=[row]), limit=1
+        )
+        .records[0]
+        .run_id
+        for row in ROWS
+    }
+
+
 def _data_versions(instance: DagsterInstance) -> dict[str, str]:
     found = {}
     for row in ROWS:
@@ -174,16 +186,19 @@ def test_a_dask_cluster_measures_what_an_in_process_update_measures(
                 failed = execute_out_of_process(runs, execution, instance, pool, QUIET)
         assert failed == [[] for _ in runs]  # every run succeeded, and every check passed
         assert _data_versions(instance) == expected
-        # Every step of those runs ran on a worker of the cluster, not in this process or a run's.
-        step_pids = set()
-        for record in instance.get_run_records():
-            if record.dagster_run.run_id in started:
-                continue
-            for entry in instance.all_logs(record.dagster_run.run_id, of_type=DagsterEventType.STEP_START):
-                assert entry.dagster_event is not None
-                step_pids.add(entry.dagster_event.pid)
-        assert step_pids
-        assert step_pids <= set(cluster.pids)
+        # Every run executed its own step (two runs of one job at once once shared one Dask task, and
+        # the second succeeded having executed nothing), and on a worker of the cluster, not in this
+        # process or a run's; and the latest materialization of every partition is the cluster's.
+        step_pids = []
+        dask_runs = [r.dagster_run for r in instance.get_run_records() if r.dagster_run.run_id not in started]
+        assert len(dask_runs) == len(runs)
+        for run in dask_runs:
+            steps = instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_START)
+            assert len(steps) == 1, run.tags
+            assert steps[0].dagster_event is not None
+            step_pids.append(steps[0].dagster_event.pid)
+        assert set(step_pids) <= set(cluster.pids)
+        assert _latest_runs(instance) <= {run.run_id for run in dask_runs}
     # The same rows measured the same way, per question (dates, timings and trace ids aside).
     assert _rows(project / "dask" / "toy.json") == _rows(project / "in-process" / "toy.json")
     assert set(_rows(project / "dask" / "toy.json")) == set(ROWS)
