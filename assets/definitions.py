@@ -53,10 +53,14 @@ SUITES: tuple[str, ...] = ("tech", "tech-expansion")
 EMBEDDER_ENV = environ.EMBEDDER.name  # the variable `clear-rag ablate --embedder` reads too
 CHAT_ENV = environ.CHAT.name
 RERANKER_ENV = environ.RERANKER.name
-# in_process (the default), multiprocess, k8s or celery; site/scale.md
+# in_process (the default), multiprocess, dask, k8s or celery; site/scale.md
 EXECUTOR_ENV = environ.EXECUTOR.name
 MAX_CONCURRENT_ENV = environ.MAX_CONCURRENT.name
-EXECUTORS = ("in_process", "multiprocess")
+SCHEDULER_ENV = environ.DASK_SCHEDULER.name
+EXECUTORS = ("in_process", "multiprocess", "dask")
+# dagster-dask's releases pin the Dagster patch release they were cut with (0.29.27: dagster==1.13.27);
+# installed beside 1.13.28 without its pin (Makefile), it warns of the mismatch as it is imported.
+DAGSTER_DASK_MISMATCH = "Found version mismatch between `dagster-shared`"
 # Executors of optional packages, not dependencies of clear-rag: name -> (module, executor definition)
 CLUSTER_EXECUTORS = {
     "k8s": ("dagster_k8s", "k8s_job_executor"),
@@ -64,8 +68,40 @@ CLUSTER_EXECUTORS = {
 }
 
 
+def dask_executor(scheduler: str | None) -> ExecutorDefinition:
+    """dagster-dask's executor, every step of a run a task on the Dask cluster at ``scheduler`` (or
+    ``$CLEAR_RAG_DASK_SCHEDULER``). Each task opens the run's instance from its reference (so the
+    instance must be on a disk every worker reads) and rebuilds the job from the run's
+    reconstructable pointer, as a multiprocess step does."""
+    address = scheduler or environ.text(environ.DASK_SCHEDULER)
+    if address is None:
+        raise ConfigError(
+            "needs the address of a Dask scheduler",
+            field=SCHEDULER_ENV,
+            fix="Set it to tcp://HOST:PORT, or run `python -m assets.run --executor dask`, which starts "
+            "a local cluster where none is named",
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=DAGSTER_DASK_MISMATCH)
+            module = importlib.import_module("dagster_dask")
+    except ImportError:
+        raise ConfigError(
+            "needs the packages dagster-dask and distributed, which are not installed",
+            field=EXECUTOR_ENV,
+            value="dask",
+            fix="make dask (or pip install -e '.[dask]' and pip install --no-deps dagster-dask)",
+        ) from None
+    chosen: ExecutorDefinition = module.dask_executor
+    return chosen.configured({"cluster": {"existing": {"address": address}}}, name="dask")
+
+
 def executor_for(
-    name: str | None = None, max_concurrent: int | None = None, *, start_method: str = "forkserver"
+    name: str | None = None,
+    max_concurrent: int | None = None,
+    *,
+    start_method: str = "forkserver",
+    scheduler: str | None = None,
 ) -> ExecutorDefinition:
     """The executor every run of the code location uses: ``in_process`` (the default: on two cores a
     subprocess per step costs more than most steps), or Dagster's ``multiprocess`` executor, each step
@@ -75,10 +111,13 @@ def executor_for(
     ``spawn`` (Dagster's default) starts a fresh interpreter that imports dagster and clear-rag again;
     ``bench/executor.py`` measures both. ``k8s`` and ``celery`` are the executors of the packages
     dagster-k8s and dagster-celery, where installed, configured by each run's config (site/scale.md).
+    ``dask`` sends every step to the Dask scheduler at ``scheduler`` (``dask_executor``).
     """
     name = name or environ.text(environ.EXECUTOR) or EXECUTORS[0]
     if name == "in_process":
         return in_process_executor
+    if name == "dask":
+        return dask_executor(scheduler)
     if name in CLUSTER_EXECUTORS:
         module, attribute = CLUSTER_EXECUTORS[name]
         try:
@@ -128,6 +167,7 @@ def build_definitions(
     executor: str | None = None,
     max_concurrent: int | None = None,
     start_method: str = "forkserver",
+    scheduler: str | None = None,
     training: bool | None = None,
 ) -> Definitions:
     """The assets of ``suites`` and, with ``sample``, of the sample answer (where its corpus is), and
@@ -138,7 +178,8 @@ def build_definitions(
     answerer, which needs no compiled runtime).
     ``reranker`` (or ``$CLEAR_RAG_RERANKER``) is the cross-encoder of the rows that rerank, as
     ``clear-rag ablate --reranker`` sets it. ``executor`` and ``max_concurrent`` (or
-    ``$CLEAR_RAG_EXECUTOR``, ``$CLEAR_RAG_MAX_CONCURRENT``) choose the executor (``executor_for``).
+    ``$CLEAR_RAG_EXECUTOR``, ``$CLEAR_RAG_MAX_CONCURRENT``) choose the executor (``executor_for``), and
+    ``scheduler`` (or ``$CLEAR_RAG_DASK_SCHEDULER``) the Dask cluster of the ``dask`` one.
     ``training`` adds the trained models' assets (assets/training.py); by default with real models
     (any embedder but the ``hash`` fake), where they only check the shipped files' manifests.
     """
@@ -188,7 +229,7 @@ def build_definitions(
         },
         # In process unless chosen: on two cores a subprocess per step costs more than most steps
         # (bench/executor.py measures it; site/scale.md).
-        executor=executor_for(executor, max_concurrent, start_method=start_method),
+        executor=executor_for(executor, max_concurrent, start_method=start_method, scheduler=scheduler),
     )
 
 
@@ -207,12 +248,13 @@ def rebuilt(**settings: object) -> Definitions:
 RUN_JOB = "clear_rag_run"
 
 
-def rebuilt_job(keys: list[list[str]], **settings: object) -> JobDefinition:
+def rebuilt_job(keys: list[list[str]], name: str = RUN_JOB, **settings: object) -> JobDefinition:
     """The job an out-of-process run executes: the assets ``keys`` (one partition set) of
-    ``rebuilt(**settings)``, under a name of its own, since ``dagster.build_reconstructable_job``
-    puts it in a repository where the implicit asset job's reserved name may not go."""
-    job = define_asset_job(RUN_JOB, selection=AssetSelection.assets(*(AssetKey(k) for k in keys)))
-    return Definitions.merge(rebuilt(**settings), Definitions(jobs=[job])).resolve_job_def(RUN_JOB)
+    ``rebuilt(**settings)``, under a name of its own (``name``), since
+    ``dagster.build_reconstructable_job`` puts it in a repository where the implicit asset job's
+    reserved name may not go."""
+    job = define_asset_job(name, selection=AssetSelection.assets(*(AssetKey(k) for k in keys)))
+    return Definitions.merge(rebuilt(**settings), Definitions(jobs=[job])).resolve_job_def(name)
 
 
 @definitions

@@ -1,11 +1,14 @@
-"""Runs out of process, partitions side by side: what ``python -m assets.run --executor multiprocess`` does.
+"""Runs out of process, partitions side by side: what ``python -m assets.run --executor multiprocess``
+(or ``--executor dask``) does.
 
 One Dagster run materializes one partition, so a suite's evaluation partitions go in parallel as runs,
 as a backfill launches them. Here each run goes to a worker process of a pool of ``max_concurrent``
 (what Dagster's default run launcher gives every run: a process of its own) and every step of the run
 to a process of its own again (Dagster's multiprocess executor, forked from a server that imported the
-code location once). Runs of the same assets (partitions of one asset, which never depend on one
-another here) go side by side; runs of other assets wait for them, in the order given.
+code location once), or, with ``dask``, to a task on a Dask cluster (dagster-dask's executor, whose
+tasks rebuild the job from the same pointer; ``assets.cluster``). Runs of the same assets (partitions
+of one asset, which never depend on one another here) go side by side; runs of other assets wait for
+them, in the order given.
 
 Worker processes, not threads: Dagster calls ``logging.config.dictConfig`` as each run starts, and that
 deadlocked here against another thread's run logging an event (both wait on the logging locks).
@@ -19,6 +22,7 @@ manager's pickles under it), the stores, the indexes and the caches.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -30,6 +34,7 @@ from typing import Any
 from dagster import AssetKey, DagsterInstance, build_reconstructable_job, execute_job
 
 from assets import definitions
+from assets.definitions import RUN_JOB
 from clear_rag.errors import ClearRagError
 
 PARTITION_TAG = "dagster/partition"  # where a run's partition key goes (execute_job has no argument)
@@ -61,13 +66,40 @@ class Execution:
         chosen = {"executor": "multiprocess", "max_concurrent": max_concurrent, "start_method": start_method}
         return cls({**settings, **chosen}, max_concurrent)
 
-    def job(self, keys: Sequence[AssetKey]) -> ReconstructableJob:
+    @classmethod
+    def dask(cls, settings: Mapping[str, object], max_concurrent: int, scheduler: str) -> Execution:
+        """Runs of the definitions ``definitions.rebuilt`` makes of ``settings``, ``max_concurrent`` at
+        a time, every step of each on the Dask cluster at ``scheduler`` (dagster-dask's executor)."""
+        if max_concurrent < 1:
+            raise ClearRagError(
+                "--max-concurrent must be at least 1",
+                value=max_concurrent,
+                fix="Give the number of runs to execute at once (by default one per Dask worker)",
+            )
+        return cls({**settings, "executor": "dask", "scheduler": scheduler}, max_concurrent)
+
+    def job(self, keys: Sequence[AssetKey], partition: str | None = None) -> ReconstructableJob:
         """A reconstructable pointer to the job of ``keys`` (which share one partition set), found
-        from the folder that holds the `assets` package wherever a run's working directory is."""
+        from the folder that holds the `assets` package wherever a run's working directory is.
+
+        Named after ``partition``: dagster-dask names each step's task ``<job name>.<step key>``, and
+        Dask takes two tasks of one name for the same task, so two runs of one job at once (two
+        partitions of an asset) got one execution between them: the second run succeeded having
+        executed nothing (seen here as partitions requested again on the next tick). A name per
+        partition keeps the runs' tasks apart."""
+        name = (
+            RUN_JOB
+            if partition is None
+            else f"{RUN_JOB}_{hashlib.sha256(partition.encode()).hexdigest()[:16]}"
+        )
         return build_reconstructable_job(
             definitions.__name__,
             definitions.rebuilt_job.__name__,
-            reconstructable_kwargs={"keys": [key.path for key in keys], **(self.settings or {})},
+            reconstructable_kwargs={
+                "keys": [key.path for key in keys],
+                "name": name,
+                **(self.settings or {}),
+            },
             reconstructor_working_directory=str(Path(definitions.__file__).resolve().parents[1]),
         )
 
@@ -138,8 +170,8 @@ def execute_out_of_process(
     home = instance.root_directory
     failed_checks: list[list[str]] = []
     for group in groups:
-        job = execution.job(group[0][1])
-        for future in [pool.submit(_run, home, job, run, run_config) for run in group]:
+        futures = [pool.submit(_run, home, execution.job(run[1], run[0]), run, run_config) for run in group]
+        for future in futures:
             failed, error = future.result()
             if error:
                 raise ClearRagError(

@@ -9,11 +9,13 @@ changed it observes the hashes and requests nothing.
 
 ``--executor multiprocess --max-concurrent N`` executes the runs on Dagster's multiprocess executor,
 the requested partitions of one asset N runs at a time (``assets.executor``; site/scale.md).
+``--executor dask`` sends every step of those runs to a Dask cluster: the one at ``--scheduler
+tcp://HOST:PORT``, or one of ``--workers`` workers started on this machine for the update
+(``assets.cluster``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -22,6 +24,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,17 +44,15 @@ from dagster import (
     serialize_value,
 )
 
+from assets.arguments import HOME, arguments, checked
+from assets.cluster import dask_cluster
 from assets.definitions import (
-    EXECUTOR_ENV,
-    EXECUTORS,
     SUITES,
     build_definitions,
 )
 from assets.executor import Execution, Run, by_suite, execute_out_of_process
 from assets.resources import (
-    FAKE_RESULTS,
     RESULTS,
-    RUN_RESULTS,
     PathsResource,
     answerer_for,
     chat_for,
@@ -62,10 +63,10 @@ from assets.resources import (
 from assets.sample import Sample, print_answer
 from assets.site import target_for
 from clear_rag import environ
+from clear_rag.errors import ClearRagError
 from clear_rag.providers.select import DEFAULT_EMBEDDER
 from clear_rag.results import reproduce
 
-HOME = Path(".clear-rag") / "dagster"
 CURSOR = "automation-cursor.json"
 OBSERVE_JOB = "observe_sources"
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"
@@ -218,57 +219,9 @@ def result_files(defs: Definitions, instance: DagsterInstance) -> list[str]:
     return sorted(found)
 
 
-def arguments() -> argparse.ArgumentParser:
-    """The options of ``python -m assets.run`` (what a result file's recorded command is parsed by)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m assets.run",
-        description="Bring the suites' results up to date: observe, then materialize only what changed.",
-    )
-    parser.add_argument("--embedder", default=None, help="minilm (default, or $CLEAR_RAG_EMBEDDER) or hash")
-    parser.add_argument(
-        "--chat",
-        default=None,
-        help="the chat model of the rows that expand the query or use HyDE, and the sample question's "
-        "answerer: smollm2 for the rows (default, or $CLEAR_RAG_CHAT; echo with --embedder hash) and "
-        "extractive for the question (extractive:lexical with --embedder hash), or any --chat name",
-    )
-    parser.add_argument(
-        "--reranker",
-        default=None,
-        help="the cross-encoder of the rows that rerank ($CLEAR_RAG_RERANKER; lexical with --embedder hash; "
-        "otherwise the one the config names, and rows whose reranker is not here are skipped)",
-    )
-    parser.add_argument("--home", type=Path, default=HOME, help="DAGSTER_HOME for the run history")
-    parser.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        default=None,
-        help=f"in_process (default, or ${EXECUTOR_ENV}): every run in this process; multiprocess: "
-        "Dagster's multiprocess executor, each step in a process of its own",
-    )
-    parser.add_argument(
-        "--max-concurrent",
-        type=int,
-        default=None,
-        help="with --executor multiprocess: runs at once, each one partition (default: the cores)",
-    )
-    parser.add_argument(
-        "--suite", action="append", help="a suite name or file (repeatable; default: the bundled suites)"
-    )
-    parser.add_argument("--no-sample", action="store_true", help="leave out the sample question's assets")
-    parser.add_argument(
-        "--no-site", action="store_true", help="leave out the README's and the site's pages, plots and build"
-    )
-    parser.add_argument(
-        "--results-dir",
-        help=f"where result files go (default: {RUN_RESULTS}/, or {FAKE_RESULTS}/ for hash; "
-        f"{RESULTS}/ publishes them for the README)",
-    )
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = arguments().parse_args(argv)
+    parser = arguments()
+    args = checked(parser, parser.parse_args(argv))
     started = time.perf_counter()
     with warnings.catch_warnings():
         # Observable source assets and DataVersionsByPartition are beta; chosen on purpose (see corpus.py).
@@ -289,11 +242,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         defs = build_definitions(paths=paths, **settings)
         execution = Execution()
-        if (args.executor or environ.text(environ.EXECUTOR)) == "multiprocess":
+        if args.executor == "multiprocess":
             limit = args.max_concurrent or os.cpu_count() or 1
             execution = Execution.multiprocess({**settings, **paths.model_dump()}, limit)
         sample = None if args.no_sample else Sample.bundled(embedder=name, chat=answerer)
-        with instance_at(args.home) as instance:
+        with ExitStack() as stack:
+            if args.executor == "dask":
+                cluster = stack.enter_context(dask_cluster(args.scheduler, args.workers))
+                print(f"Dask scheduler {cluster.address}, {cluster.workers} workers")
+                limit = args.max_concurrent or cluster.workers
+                execution = Execution.dask({**settings, **paths.model_dump()}, limit, cluster.address)
+            instance = stack.enter_context(instance_at(args.home))
             done = update(defs, instance, args.home / CURSOR, log=print, execution=execution)
             files = result_files(defs, instance)
             answer = print_answer(sample, instance) if sample is not None else ""
@@ -338,4 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ClearRagError as err:  # one line a person can act on, not a traceback
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(err.exit_code)

@@ -1,5 +1,5 @@
 """``python -m bench.executor``: a suite's evaluation partitions in process against Dagster's multiprocess
-executor, two runs at a time, on this machine's cores.
+executor and dagster-dask's executor on a local Dask cluster, two runs at a time, on this machine's cores.
 
 The suite file is copied into a work folder of its own first, so that an edit of the suite while the
 benchmark runs (rows added or renamed) cannot change what it measures. Its stores and indexes are built
@@ -10,9 +10,13 @@ machine falls on all of them:
 - ``in_process``: one run after another in this process (``python -m assets.run``'s default);
 - ``multiprocess``: ``--executor multiprocess --max-concurrent N``: N run workers, every step in a
   process forked from a server that imported the code location once (``assets.executor``);
-- ``multiprocess_spawn``: the same with Dagster's default start method, a fresh interpreter per step.
+- ``multiprocess_spawn``: the same with Dagster's default start method, a fresh interpreter per step;
+- ``dask_1`` and ``dask_2``: ``--executor dask --workers N``: a Dask scheduler and N single-threaded
+  workers started for the contender's turn, each a process of its own on 127.0.0.1, the same N run
+  workers submitting every step to the cluster (``assets.cluster``).
 
-Wall time covers everything a user waits for, the worker pool's start included. Each contender must
+Wall time covers everything a user waits for, the worker pool's start included, and for Dask the
+cluster's start and stop (its start is also recorded apart, ``cluster_start_s``). Each contender must
 measure what the others measured: the data version of every partition (its config hash and a digest
 of its per-question metrics) is compared, and the run stops if any differs.
 """
@@ -31,7 +35,8 @@ from typing import Any
 
 from bench.common import ROOT, write_result
 
-CONTENDERS = ("in_process", "multiprocess", "multiprocess_spawn")
+CONTENDERS = ("in_process", "multiprocess", "multiprocess_spawn", "dask_1", "dask_2")
+DASK_WORKERS = {"dask_1": 1, "dask_2": 2}
 DATA_VERSION_TAG = "dagster/data_version"
 
 
@@ -49,6 +54,20 @@ def _versions(instance: Any, key: Any, partitions: Sequence[str]) -> dict[str, s
     return found
 
 
+def _latest_runs(instance: Any, key: Any, partitions: Sequence[str]) -> dict[str, str]:
+    """The run that made each partition's latest materialization."""
+    from dagster import AssetRecordsFilter
+
+    return {
+        partition: instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
+        )
+        .records[0]
+        .run_id
+        for partition in partitions
+    }
+
+
 def _step_seconds(instance: Any, key: Any, partitions: Sequence[str]) -> float:
     """The sum of the evaluation steps' own ``seconds`` (their metadata): time inside the steps."""
     from dagster import AssetRecordsFilter
@@ -62,6 +81,15 @@ def _step_seconds(instance: Any, key: Any, partitions: Sequence[str]) -> float:
         if materialization is not None and "seconds" in materialization.metadata:
             total += float(materialization.metadata["seconds"].value)
     return total
+
+
+def _dask_versions(measured: dict[str, list[float]]) -> dict[str, str]:
+    """The versions of dagster-dask and distributed, where a Dask contender ran."""
+    if not measured:
+        return {}
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("dagster-dask", "distributed")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import dagster
     from dagster import BetaWarning
 
+    from assets.cluster import local_cluster
     from assets.definitions import build_definitions
     from assets.executor import Execution, Run, execute_out_of_process
     from assets.resources import PathsResource, chat_for, reranker_for
@@ -124,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     load_at_start = [round(x, 2) for x in os.getloadavg()]
     wall: dict[str, list[float]] = {name: [] for name in contenders}
+    cluster_start: dict[str, list[float]] = {name: [] for name in contenders if name in DASK_WORKERS}
     inside: dict[str, list[float]] = {name: [] for name in contenders}
     with instance_at(work / "dagster") as instance:
         started = time.perf_counter()
@@ -134,15 +164,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         for round_ in range(args.repeat):
             order = contenders[round_ % len(contenders) :] + contenders[: round_ % len(contenders)]
             for name in order:
+                before = _latest_runs(instance, key, partitions)
                 started = time.perf_counter()
-                execution = executions.get(name, Execution())
-                with execution.workers() as pool:
-                    if pool is None:
-                        for run in runs:
-                            run_in_process(job, instance, run, lambda _: None)
-                    else:
-                        execute_out_of_process(runs, execution, instance, pool, QUIET)
+                if name in DASK_WORKERS:
+                    with local_cluster(DASK_WORKERS[name], cwd=ROOT) as cluster:
+                        cluster_start[name].append(cluster.start_s)
+                        execution = Execution.dask(shared, args.max_concurrent, cluster.address)
+                        with execution.workers() as pool:
+                            assert pool is not None
+                            execute_out_of_process(runs, execution, instance, pool, QUIET)
+                else:
+                    execution = executions.get(name, Execution())
+                    with execution.workers() as pool:
+                        if pool is None:
+                            for run in runs:
+                                run_in_process(job, instance, run, lambda _: None)
+                        else:
+                            execute_out_of_process(runs, execution, instance, pool, QUIET)
                 seconds = time.perf_counter() - started
+                # Every partition materialized again by this contender's own run (two runs of one job
+                # at once once shared one Dask task: the second ran nothing and took no time).
+                after = _latest_runs(instance, key, partitions)
+                stale = sorted(p for p in partitions if after[p] == before[p])
+                if stale:
+                    raise SystemExit(f"{name} did not materialize {stale} again")
                 measured = _versions(instance, key, partitions)
                 if measured != reference:
                     differ = sorted(p for p in partitions if measured[p] != reference[p])
@@ -157,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "executor",
         "command": f"python -m bench.executor {flags} --max-concurrent {args.max_concurrent}",
         "what": f"every evaluation partition of {args.suite} ({len(partitions)}, embedder {args.embedder}), "
-        "materialized in process and on Dagster's multiprocess executor",
+        "materialized in process, on Dagster's multiprocess executor"
+        + (" and on dagster-dask's executor" if cluster_start else ""),
         "suite": args.suite,
         "embedder": args.embedder,
         "partitions": len(partitions),
@@ -169,19 +215,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name, value in median.items()
             if name != "in_process" and "in_process" in median
         },
+        **{f"{name}_cluster_start_median_s": statistics.median(v) for name, v in cluster_start.items()},
         "note": "rounds rotate the order of the contenders, so that any other work on the machine falls "
         "on each of them (the load averages at the start and the end are recorded); wall time includes "
-        f"starting the {args.max_concurrent} run workers; every contender measured the same data version "
-        "for every partition",
+        f"starting the {args.max_concurrent} run workers, and for Dask starting and stopping the cluster "
+        "(its start also apart); every contender measured the same data version for every partition",
         "wall_s": wall,
+        "cluster_start_s": cluster_start,
         "step_seconds_sum": inside,
         "contenders": {
             "in_process": "one run after another in this process (python -m assets.run's default)",
             "multiprocess": f"--executor multiprocess --max-concurrent {args.max_concurrent}: run workers "
             "(spawn), each step forked from a server that preloaded dagster and assets.definitions",
             "multiprocess_spawn": "the same, each step a fresh interpreter (Dagster's default start method)",
+            **{
+                name: f"--executor dask --workers {n} --max-concurrent {args.max_concurrent}: a Dask "
+                f"scheduler and {n} single-threaded worker{'s' * (n > 1)}, each a process of its own on "
+                "127.0.0.1, started for the turn; every step a task on the cluster (dagster-dask)"
+                for name, n in DASK_WORKERS.items()
+                if name in contenders
+            },
         },
-        "versions": {"dagster": dagster.__version__},
+        "versions": {"dagster": dagster.__version__, **_dask_versions(cluster_start)},
         "load_average_at_start": load_at_start,
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }

@@ -40,6 +40,7 @@ OPENAI_KEY = Variable("CLEAR_RAG_OPENAI_KEY", "the key such a server asks for, i
 HUB_URL = Variable("CLEAR_RAG_HUB_URL", "where `clear-rag models pull` downloads from")
 EXECUTOR = Variable("CLEAR_RAG_EXECUTOR", "the asset graph's executor (site/scale.md)")
 MAX_CONCURRENT = Variable("CLEAR_RAG_MAX_CONCURRENT", "steps the multiprocess executor runs at once")
+DASK_SCHEDULER = Variable("CLEAR_RAG_DASK_SCHEDULER", "the Dask scheduler the dask executor sends steps to")
 OLLAMA_HOST = Variable("OLLAMA_HOST", "where Ollama listens (Ollama's own variable)")
 XDG_CACHE_HOME = Variable("XDG_CACHE_HOME", "the cache folder pulled models go under")
 
@@ -56,6 +57,7 @@ VARIABLES = (
     HUB_URL,
     EXECUTOR,
     MAX_CONCURRENT,
+    DASK_SCHEDULER,
     OLLAMA_HOST,
     XDG_CACHE_HOME,
 )

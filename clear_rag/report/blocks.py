@@ -16,7 +16,8 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - ``previous``: each row against the row before it (``tables.previous_table``);
 - ``categories``: the headline metric per question category (``tables.categories_table``);
 - ``caveats``: what the numbers do and do not support, written from them (``caveats.caveats``);
-- ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``);
+- ``bench``: a benchmark's figures and its ratios against the peers (``bench.bench_table``); ``bench
+  VIEW`` another reading of the same file (``bench.VIEWS``: ``memory``);
 - ``agreement``: the technique check against real questions (``agreement.agreement_table``);
 - ``rerankers``: the rerank rows of every agreement file in the block's folder side by side, one per
   reranker (``agreement.reranker_table``; name ``check/*``);
@@ -124,7 +125,7 @@ def _query(query: str) -> Callable[[Block, Path, Results], str]:
 def _bench(block: Block, page: Path, results: Results) -> str:
     from clear_rag.report.bench import bench_table
 
-    return bench_table(results.load(block.name), block.name.removeprefix("bench/"))
+    return bench_table(results.load(block.name), block.name.removeprefix("bench/"), block.arg)
 
 
 def _agreement(block: Block, page: Path, results: Results) -> str:

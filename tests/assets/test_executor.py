@@ -55,8 +55,8 @@ def test_the_definitions_load_with_the_multiprocess_executor(
     monkeypatch.setenv(MAX_CONCURRENT_ENV, "two")
     with pytest.raises(ConfigError, match="two"):
         _executor()
-    monkeypatch.setenv(EXECUTOR_ENV, "dask")
-    with pytest.raises(ConfigError, match="dask"):
+    monkeypatch.setenv(EXECUTOR_ENV, "spark")
+    with pytest.raises(ConfigError, match="spark"):
         _executor()
     with pytest.raises(ClearRagError, match="at least 1"):
         Execution.multiprocess({}, 0)

@@ -11,7 +11,8 @@ import pytest
 from dagster import DagsterInstance
 from typer.testing import CliRunner
 
-from assets.run import CURSOR, arguments, update
+from assets.arguments import arguments
+from assets.run import CURSOR, update
 from clear_rag.cli import app
 from tests.assets.conftest import DAGSTER_WARNINGS, CountingEmbedder, toy_definitions
 from tests.toy import suite_yaml

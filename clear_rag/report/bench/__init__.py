@@ -23,7 +23,7 @@ from clear_rag.report.bench.common import ENVIRONMENT, footer, number, source, t
 from clear_rag.report.bench.growth import _growth, _ingest
 from clear_rag.report.bench.models import _batch, _embed, _package_size, _rankflow
 from clear_rag.report.bench.retrieval import Ratio, _retrieval, retrieval_ratios
-from clear_rag.report.bench.scale import _index_size, _scale
+from clear_rag.report.bench.scale import _executor, _index_size, _memory, _scale
 from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve
 from clear_rag.report.tables import markdown_table
 
@@ -97,7 +97,10 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "rankflow": _rankflow,
     "package-size": _package_size,
     "index-size": _index_size,
+    "executor": _executor,
 }
+# Other readings of a kind's file, named by a block's last word: `<!-- results: bench/growth bench memory -->`
+VIEWS: dict[str, Callable[[dict[str, Any], str], str]] = {"memory": _memory}
 
 
 def kind_of(doc: dict[str, Any], name: str) -> str | None:
@@ -121,11 +124,19 @@ def _read(render: Callable[[], T], name: str) -> T:
         ) from None
 
 
-def bench_table(doc: dict[str, Any], name: str) -> str:
+def bench_table(doc: dict[str, Any], name: str, view: str | None = None) -> str:
     """``results/bench/<name>.json`` as Markdown: its figures, its ratios against peers where it has
-    any, and the line saying where, when and from which file."""
+    any, and the line saying where, when and from which file; ``view`` reads it another way (VIEWS)."""
     kind = kind_of(doc, name)
     render = KINDS[kind] if kind is not None else _generic
+    if view is not None:
+        if view not in VIEWS:
+            raise InputError(
+                f"has no view {view!r}",
+                path=source(name),
+                fix=f"Name one of {', '.join(sorted(VIEWS))} after `bench` in the block, or none",
+            )
+        render = VIEWS[view]
     body = _read(lambda: render(doc, name), name)
     return f"{body}\n\n{footer(doc, name)}\n"
 

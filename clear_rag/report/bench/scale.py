@@ -1,7 +1,9 @@
-"""The cost of growth by chunk count (bench/growth.py's chunks series) against the peers."""
+"""Past one machine's size: the cost of growth by chunk count (bench/growth.py's chunks series) against
+the peers, the growth series read against a machine's memory, and the executors (bench/executor.py)."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from clear_rag.report.bench.common import (
@@ -9,6 +11,7 @@ from clear_rag.report.bench.common import (
     number,
     times,
 )
+from clear_rag.report.bench.growth import SERIES_TITLES
 from clear_rag.report.tables import markdown_table
 
 
@@ -138,4 +141,67 @@ def _index_size(doc: dict[str, Any], name: str) -> str:
             markdown_table(cold_head, cold_rows).rstrip(),
         ]
     parts.append(f"Data: {doc['data']}; the same for every engine.")
+    return "\n\n".join(parts)
+
+
+def _executor(doc: dict[str, Any], name: str) -> str:
+    """bench/executor.py: each contender's median wall time over a suite's evaluation partitions, the
+    in-process time over it (above 1: the contender is faster than in process), its rounds, and for a
+    Dask cluster the seconds its start took (included in the wall time)."""
+    wall: dict[str, list[float]] = doc["wall_s"]
+    steps: dict[str, list[float]] = doc.get("step_seconds_sum", {})
+    starts: dict[str, list[float]] = doc.get("cluster_start_s", {})
+    head = ["contender", "median s", "rounds s", "in process ÷ it", "cluster start s", "inside the steps s"]
+    rows = [
+        [
+            f"`{contender}`",
+            number(doc[f"{contender}_median_s"]),
+            ", ".join(number(t) for t in runs),
+            times(doc[f"speedup_{contender}"]) if f"speedup_{contender}" in doc else "",
+            number(statistics.median(starts[contender])) if starts.get(contender) else "",
+            number(statistics.median(steps[contender])) if steps.get(contender) else "",
+        ]
+        for contender, runs in wall.items()
+    ]
+    described = [f"- `{c}`: {doc['contenders'][c]}" for c in wall if c in doc.get("contenders", {})]
+    caption = (
+        f"**{doc['what']}**: {number(doc['partitions'])} partitions, {number(doc['max_concurrent'])} runs "
+        f"at once out of process, {number(doc['repeat'])} rounds"
+    )
+    note = str(doc["note"])
+    return "\n\n".join(
+        [caption, markdown_table(head, rows), "\n".join(described), f"{note[:1].upper()}{note[1:]}."]
+    )
+
+
+MACHINES_GB = (16, 64, 256)  # the memories of the machines the projection is given for
+
+
+def _memory(doc: dict[str, Any], name: str) -> str:
+    """bench/growth.py's series read against one machine's memory: the ingest's resident growth per
+    chunk at each size, and the marginal rate between the two largest sizes (the fixed cost of the
+    process left out) projected linearly to the chunks whose ingest one machine of 16, 64 or 256 GB
+    holds: ``GB × 10⁹ ÷ (ΔRSS ÷ Δchunks)``, to three significant figures."""
+    parts = []
+    for key in ("document_size", "corpus_size"):
+        points = doc.get(key, {}).get("points", [])
+        if len(points) < 2:
+            continue
+        chunks = [p["runs"][0]["chunks"] for p in points]
+        rows = [
+            [number(n), number(p["rss_growth_mb"]), number(p["rss_growth_mb"] * 1e3 / n)]
+            for n, p in zip(chunks, points, strict=True)
+        ]
+        marginal = (
+            (points[-1]["rss_growth_mb"] - points[-2]["rss_growth_mb"]) * 1e6 / (chunks[-1] - chunks[-2])
+        )
+        # to three significant figures: a linear projection is no more exact than that
+        fits = ", ".join(f"{gb} GB: {number(float(f'{gb * 1e9 / marginal:.3g}'))}" for gb in MACHINES_GB)
+        parts += [
+            f"**{SERIES_TITLES.get(key, key)}**",
+            markdown_table(["chunks", "RSS growth MB", "KB per chunk"], rows),
+            f"Marginal rate from {number(chunks[-2])} to {number(chunks[-1])} chunks: "
+            f"{number(marginal / 1e3)} KB per chunk; at that rate one machine's ingest holds, in chunks: "
+            f"{fits}.",
+        ]
     return "\n\n".join(parts)
