@@ -189,6 +189,22 @@ def aligned_beside_column(right: int = 8) -> Drawn:
     return Drawn(drawing.pdf(), rows, (*left, *above, *below))
 
 
+def aligned_alone_in_column(*, table_left: bool) -> Drawn:
+    """A two-column page: prose all down one column; in the other, a table without rules and
+    nothing else, level with the prose's lines (its rows each share a line with one of them)."""
+    drawing = Drawing()
+    prose_x, table_x = (324.0, 72.0) if table_left else (72.0, 324.0)
+    prose = drawing.prose(prose_x, 80, 216, PROSE, 40)
+    top = 80 + 10 * LEADING
+    rows = tuple(row[:3] for row in QUARTERS[1:])
+    for r, row in enumerate(rows):
+        drawing.text(table_x, top + r * LEADING, row[0])
+        for c, cell in enumerate(row[1:]):
+            if cell:
+                drawing.right(table_x + 136 + 70 * c, top + r * LEADING, cell)
+    return Drawn(drawing.pdf(), rows, tuple(prose))
+
+
 # An equation as a sequence of pieces: (text, face, size, rise); rise lifts a superscript (and,
 # negative, drops a subscript) off the baseline, in points.
 Piece = tuple[str, str, float, float]
