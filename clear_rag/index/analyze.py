@@ -234,8 +234,10 @@ class Analyzer:
         if not isinstance(stem, bool):
             raise ValueError(f"Analyzer stem={stem!r} is invalid; pass True or False")
         self.stem = stem
-        self._bmp_pattern, self._pattern, fold_table = _tables()
-        self._folded = _Memo(lambda token: token.translate(fold_table))
+        # The Unicode tables are built at the first non-ASCII text, not here: building them walks
+        # every code point (about a second of a cold process), and opening an index, or analysing
+        # ASCII text, never reads them.
+        self._folded = _Memo(lambda token: token.translate(_tables()[2]))
         self._stemmed = _Memo(porter_stem)
 
     def __repr__(self) -> str:
@@ -279,7 +281,9 @@ class Analyzer:
 
     def _tokens(self, text: str) -> list[str]:
         """The tokens of a non-ASCII text, before folding."""
-        pattern = self._bmp_pattern if _bmp_only(text) else self._pattern
+        bmp_pattern, pattern, _ = _tables()
+        if _bmp_only(text):
+            pattern = bmp_pattern
         tokens: list[str] = pattern.findall(text)
         return tokens
 

@@ -7,12 +7,12 @@ arrays laid out by term: ``indptr[t]:indptr[t + 1]`` is term ``t``'s slice of ``
 where numba is not installed, adds up its terms' slices with one ``np.bincount`` and partitions out
 the top k (:mod:`clear_rag.index.ranking`). Both give the same list, bit for bit.
 
-What is persisted is the raw inverted index (postings with term frequencies, document lengths,
-ids, vocabulary), each array in the narrowest unsigned integer type that holds it: on disk a
-posting's document row takes at most 4 bytes (below 4.3 billion documents) and its frequency
-usually 1 or 2, where in memory each takes 8. The scores derive from it, and since every update
-moves N, avgdl and df, they are recomputed after each ``add`` or ``remove`` in one vectorised pass;
-only new texts are ever tokenised, and ``load`` tokenises nothing.
+What is persisted is the raw inverted index (postings with term frequencies, document lengths, the
+id order, ids, vocabulary), each array in the narrowest unsigned integer type that holds it, and
+opened by memory map (:mod:`clear_rag.index.stored`, which says why the weights are not stored). The
+scores derive from it, and since every update moves N, avgdl and df, they are recomputed after each
+``add`` or ``remove`` in one vectorised pass; only new texts are ever tokenised, and ``load``
+tokenises nothing.
 
 Matching SQLite FTS5's ``bm25()`` (``tests/index/test_bm25_fts5.py`` checks it):
 
@@ -33,7 +33,6 @@ as SQLite's BINARY collation on UTF-8 text), so two runs over the same index giv
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -43,28 +42,24 @@ from typing import get_args
 
 import numpy as np
 
-from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
+from clear_rag.index import stored
 from clear_rag.index.analyze import Analyzer
-from clear_rag.index.files import REBUILD, narrowest, write_array
+from clear_rag.index.files import REBUILD
 from clear_rag.index.postings import (
     EMPTY,
     Numbering,
     Postings,
-    check_consistent,
     group_postings,
     merge,
+    posting_weights,
     without,
 )
 from clear_rag.index.ranking import Weighted, top_k, weighted
-from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm, term_score
+from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm
+from clear_rag.index.stored import FILES, META_FILE
 
-__all__ = ["BM25Index", "IdfName"]
-
-FORMAT = 1
-META_FILE = "bm25.json"
-ARRAY_FILES = ("indptr", "docs", "tfs", "doc_len")
-FILES = (*(f"bm25_{name}.npy" for name in ARRAY_FILES), META_FILE)  # every file ``save`` writes
+__all__ = ["FILES", "META_FILE", "BM25Index", "IdfName"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +68,29 @@ class _State:
 
     raw: Postings
     weighted: Weighted  # raw's postings with their BM25 weights, as queries read them
-    row_of: dict[str, int]
+    rows: _Rows  # each id's row, for updates
     term_of: dict[str, int]
+
+    @property
+    def row_of(self) -> dict[str, int]:
+        return self.rows.of
+
+
+class _Rows:
+    """Each id's row, as a dict built the first time an update or ``in`` asks: a load followed by
+    questions never builds it (at 100k ids it took a tenth of the load). Built twice at worst, by two
+    threads at once, to the same dict."""
+
+    __slots__ = ("_ids", "_of")
+
+    def __init__(self, ids: tuple[str, ...], of: dict[str, int] | None = None) -> None:
+        self._ids, self._of = ids, of
+
+    @property
+    def of(self) -> dict[str, int]:
+        if self._of is None:
+            self._of = dict(zip(self._ids, range(len(self._ids)), strict=True))
+        return self._of
 
 
 class BM25Index:
@@ -148,7 +164,7 @@ class BM25Index:
             *merge(raw, *new),
             np.concatenate([raw.doc_len, new_len]),
         )
-        self._state = self._derive(merged, row_of=row_of, term_of=term_of)
+        self._state = self._derive(merged, rows=_Rows(merged.ids, row_of), term_of=term_of)
 
     def remove(self, ids: Iterable[str]) -> int:
         """Drop the documents of ``ids``; ids not in the index are ignored. Returns how many went."""
@@ -161,7 +177,9 @@ class BM25Index:
     def with_params(
         self, *, k1: float | None = None, b: float | None = None, idf: IdfName | None = None
     ) -> BM25Index:
-        """A new index over the same postings with other weighting; re-scores, never re-tokenises."""
+        """A new index over the same postings with other weighting; re-scores, never re-tokenises.
+        With the weighting unchanged it shares this index's weights (the store's loader asks for the
+        configured weighting, usually the saved one: it used to compute every weight a second time)."""
         other = BM25Index(
             k1=self.k1 if k1 is None else k1,
             b=self.b if b is None else b,
@@ -170,9 +188,12 @@ class BM25Index:
         )
         other.analyzer = self.analyzer
         state = self._state
-        other._state = other._derive(
-            state.raw, row_of=state.row_of, term_of=state.term_of, id_rank=state.weighted.id_rank
-        )
+        if (other.k1, other.b, other.idf) == (self.k1, self.b, self.idf):
+            other._state = state  # read-only to both: an update builds a new state and swaps it in
+        else:
+            other._state = other._derive(
+                state.raw, rows=state.rows, term_of=state.term_of, id_rank=state.weighted.id_rank
+            )
         return other
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
@@ -186,65 +207,47 @@ class BM25Index:
         return top_k(state.weighted, *self._term_ids(state, queries), k)
 
     def save(self, directory: str | Path) -> None:
-        """Write the raw inverted index as ``.npy`` files and ``bm25.json``, each replaced atomically
-        by way of a temporary file of its own (the predecessor's fixed ``.tmp`` names were shared by
-        every process writing the same index)."""
-        folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
-        raw = self._state.raw
-        meta = {"format": FORMAT, "k1": self.k1, "b": self.b, "idf": self.idf, "stem": self.stem}
-        for name in ARRAY_FILES:  # each in the narrowest integer type that holds it (``narrowest``)
-            write_array(folder / f"bm25_{name}.npy", narrowest(getattr(raw, name)))
-        # ensure_ascii (the default) keeps stems holding stray UTF-8 bytes, as lone surrogates, writable.
-        write_atomic(folder / META_FILE, json.dumps({**meta, "ids": list(raw.ids), "vocab": list(raw.vocab)}))
+        """Write the index's files (:mod:`clear_rag.index.stored`), each replaced atomically by way of
+        a temporary file of its own (the predecessor's fixed ``.tmp`` names were shared by every
+        process writing the same index)."""
+        settings = {"k1": self.k1, "b": self.b, "idf": self.idf, "stem": self.stem}
+        stored.write(Path(directory), settings, self._state.raw, self._state.weighted.id_rank)
 
     @classmethod
     def load(cls, directory: str | Path) -> BM25Index:
-        """Open an index written by ``save``: scores are recomputed, no text is tokenised."""
+        """Open an index written by ``save``: its arrays memory-mapped, its weights computed in one
+        vectorised pass, no text tokenised; :class:`StoreError` with the rebuild command for files
+        that are missing, damaged or of an earlier format."""
         folder = Path(directory)
+        meta, raw, id_rank = stored.read(folder)
         try:
-            meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-            if meta.get("format") != FORMAT:
-                raise ValueError(f"format {meta.get('format')!r}, expected {FORMAT}")
             index = cls(k1=meta["k1"], b=meta["b"], idf=meta["idf"], stem=meta["stem"])
-            if not isinstance(meta["ids"], list) or not isinstance(meta["vocab"], list):
-                raise ValueError("ids and vocab must be lists")
-            arrays = [
-                np.load(folder / f"bm25_{n}.npy", allow_pickle=False).astype(np.int64) for n in ARRAY_FILES
-            ]
-            raw = Postings(tuple(meta["ids"]), tuple(meta["vocab"]), *arrays)
-            check_consistent(raw)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            raise StoreError(
-                f"the BM25 index cannot be read ({err})",
-                path=str(folder),
-                fix=REBUILD,
-            ) from err
-        index._state = index._derive(raw)
+        except (KeyError, ValueError) as err:
+            raise StoreError(f"the BM25 index cannot be read ({err})", path=str(folder), fix=REBUILD) from err
+        index._state = index._derive(raw, id_rank=id_rank)
         return index
 
     def _derive(
         self,
         raw: Postings,
         *,
-        row_of: dict[str, int] | None = None,
+        rows: _Rows | None = None,
         term_of: dict[str, int] | None = None,
         id_rank: IntArray | None = None,
     ) -> _State:
         """Compute every posting's BM25 weight from the raw index in one numpy pass, and what queries
         read beside it (:func:`clear_rag.index.ranking.weighted`)."""
         n_docs, df = len(raw.ids), np.diff(raw.indptr)
-        total = int(raw.doc_len.sum())
+        total = int(raw.doc_len.sum(dtype=np.int64))
         # Documents without terms have no postings to score; 1.0 only avoids 0 / 0 then.
         avgdl = total / n_docs if total > 0 else 1.0
-        idf = np.repeat(IDF[self.idf](n_docs, df), df)
         norm = length_norm(raw.doc_len, avgdl, self.k1, self.b)
-        scores = term_score(idf, raw.tfs, norm, raw.docs, self.k1)
-        if row_of is None:
-            row_of = {doc_id: row for row, doc_id in enumerate(raw.ids)}
+        scores = posting_weights(raw, IDF[self.idf](n_docs, df), norm, self.k1)
         if term_of is None:
-            term_of = {term: t for t, term in enumerate(raw.vocab)}
-        return _State(raw, weighted(raw, scores, id_rank), row_of, term_of)
+            term_of = dict(zip(raw.vocab, range(len(raw.vocab)), strict=True))
+        return _State(
+            raw, weighted(raw, scores, id_rank), rows if rows is not None else _Rows(raw.ids), term_of
+        )
 
     def _term_ids(self, state: _State, queries: list[str]) -> tuple[IntArray, IntArray]:
         """The known terms of every query, as term numbers end to end, and where each query starts."""

@@ -73,7 +73,7 @@ class IndexHealth:
 
 def document_versions(store: Store) -> dict[str, str]:
     """Each stored document's version: a hash of its content hash, the parser that read it (backend
-    and version, ``pdf/layout@4``) and its chunker settings.
+    and version, ``pdf/layout@5``) and its chunker settings.
 
     The parser is part of it because ingest parses a file again when its parser's version changes,
     though its bytes did not: the predecessor hashed only the bytes and the chunker, so after a parser

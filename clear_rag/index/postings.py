@@ -10,9 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from clear_rag.index.scoring import FloatArray, IntArray
+from clear_rag.index.scoring import Counts, FloatArray, IntArray, term_score
 
 DENSE_SHARE = 4  # a term in at least a quarter of the documents gets a dense row of weights
+# Postings weighed per pass of posting_weights: its temporaries take a few MB, not the whole index's size.
+WEIGH_PER_PASS = 1 << 18
 
 
 class Postings(NamedTuple):
@@ -22,8 +24,8 @@ class Postings(NamedTuple):
     vocab: tuple[str, ...]
     indptr: IntArray  # len(vocab) + 1 offsets into docs and tfs
     docs: IntArray  # document row of each posting, ascending within a term
-    tfs: IntArray  # term frequency of each posting
-    doc_len: IntArray  # terms per document
+    tfs: Counts  # term frequency of each posting (a loaded index maps its narrow file, read-only)
+    doc_len: Counts  # terms per document (mapped, as tfs)
 
 
 EMPTY = Postings((), (), np.zeros(1, dtype=np.int64), *(np.zeros(0, dtype=np.int64),) * 3)
@@ -39,7 +41,7 @@ class Numbering(dict[str, int]):
 
 def merge(
     raw: Postings, indptr: IntArray, docs: IntArray, tfs: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
+) -> tuple[IntArray, IntArray, Counts]:
     """indptr, docs and tfs of ``raw``'s postings and new ones (laid out by term as ``raw``, over
     ``raw``'s vocabulary or one that extends it), sorted by (term, document)."""
     if not raw.docs.size:
@@ -81,6 +83,27 @@ def group_postings(
     docs = np.remainder(distinct, n_texts, out=distinct)
     docs += first_row
     return indptr, docs, tfs
+
+
+def posting_weights(raw: Postings, idf: FloatArray, norm: FloatArray, k1: float) -> FloatArray:
+    """Every posting's BM25 weight, :func:`clear_rag.index.scoring.term_score` of its term's ``idf``, its
+    tf and its document's ``norm``, computed a slice of postings at a time into one array.
+
+    Elementwise the same operations as one call over all postings, so the same doubles, bit for bit;
+    but the temporaries (the idf and norm of each posting, the numerator) are a slice's, not 48 MB
+    each at 100k passages, which set the peak memory of a load.
+    """
+    weights = np.empty(raw.docs.size)
+    for lo in range(0, raw.docs.size, WEIGH_PER_PASS):
+        hi = min(lo + WEIGH_PER_PASS, raw.docs.size)
+        # the terms whose postings meet [lo, hi), and how many of each fall inside it
+        first = int(np.searchsorted(raw.indptr, lo, side="right")) - 1
+        last = int(np.searchsorted(raw.indptr, hi, side="left"))
+        starts, ends = raw.indptr[first:last], raw.indptr[first + 1 : last + 1]
+        inside = np.minimum(ends, hi) - np.maximum(starts, lo)
+        slice_idf = np.repeat(idf[first:last], inside)
+        weights[lo:hi] = term_score(slice_idf, raw.tfs[lo:hi], norm, raw.docs[lo:hi], k1)
+    return weights
 
 
 def _indptr(df: IntArray) -> IntArray:
@@ -126,22 +149,3 @@ def dense_rows(raw: Postings, weights: FloatArray) -> tuple[IntArray, FloatArray
         span = slice(raw.indptr[term], raw.indptr[term + 1])
         rows[row, raw.docs[span]] = weights[span]
     return row_of_term, rows
-
-
-def check_consistent(raw: Postings) -> None:
-    """Raise ValueError unless the saved arrays describe one well-formed inverted index."""
-    ids, vocab, indptr, docs, tfs, doc_len = raw
-    if (
-        not {*map(type, ids), *map(type, vocab)} <= {str}  # bm25.json may hold numbers or nulls there
-        or len({*ids}) != len(ids)
-        or len({*vocab}) != len(vocab)
-    ):
-        raise ValueError("ids and terms must be distinct strings")
-    if indptr.shape != (len(vocab) + 1,) or indptr[0] != 0 or indptr[-1] != docs.size:
-        raise ValueError("indptr does not fit the terms and postings")
-    if docs.shape != tfs.shape or doc_len.shape != (len(ids),):
-        raise ValueError("array lengths disagree")
-    if (np.diff(indptr) < 1).any() or (docs < 0).any() or (docs >= len(ids)).any() or (tfs < 1).any():
-        raise ValueError("postings out of range")
-    if not np.array_equal(np.bincount(docs, weights=tfs, minlength=len(ids)), doc_len):
-        raise ValueError("document lengths disagree with the postings")

@@ -7,7 +7,7 @@ named variant, so that the seed's formula and SQLite FTS5's can both be scored a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,7 @@ import numpy.typing as npt
 IdfName = Literal["lucene", "fts5"]
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+Counts = npt.NDArray[np.integer[Any]]  # counts as stored: any integer type (a loaded index's are narrow)
 
 FTS5_IDF_FLOOR = 1e-6
 
@@ -43,7 +44,7 @@ def idf_fts5(n_docs: int, df: IntArray) -> FloatArray:
 IDF: dict[str, Callable[[int, IntArray], FloatArray]] = {"lucene": idf_lucene, "fts5": idf_fts5}
 
 
-def length_norm(doc_len: IntArray, avgdl: float, k1: float, b: float) -> FloatArray:
+def length_norm(doc_len: Counts, avgdl: float, k1: float, b: float) -> FloatArray:
     """``k1 * (1 - b + b * dl / avgdl)`` for each document: the part of :func:`term_score`'s
     denominator that depends on the document alone, computed once per document, not per posting.
 
@@ -57,7 +58,7 @@ def length_norm(doc_len: IntArray, avgdl: float, k1: float, b: float) -> FloatAr
     return norm
 
 
-def term_score(idf: FloatArray, tf: IntArray, norm: FloatArray, doc: IntArray, k1: float) -> FloatArray:
+def term_score(idf: FloatArray, tf: Counts, norm: FloatArray, doc: IntArray, k1: float) -> FloatArray:
     """``idf * (tf * (k1 + 1)) / (tf + norm[doc])``, ``norm`` being :func:`length_norm` by document.
 
     The BM25 term weight of Robertson & Zaragoza (2009): tf saturates through ``k1``, and the

@@ -58,8 +58,9 @@ class LayoutPdfParser:
     # 2: weight and pitch from TeX's font names and descriptor flags, headings by size from 1.05 of
     # the body, run-in headings, captions and code; furniture from the margins; turned text (issue 31)
     # 3: scanned pages OCR'd, pages pdfminer fails on read by pdfium
-    # 4: a table alone in its column no longer takes the prose column beside it as its first cells
-    version = "4"
+    # 4: a column head turned a quarter round in a ruled cell is the table's, not furniture
+    # 5: a table alone in its column no longer takes the prose column beside it as its first cells
+    version = "5"
 
     def __init__(
         self,
