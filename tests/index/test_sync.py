@@ -16,10 +16,20 @@ from clear_rag.errors import ModelError
 from clear_rag.index import sync as sync_module
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.files import DamagedIndexError
-from clear_rag.index.places import existing_places, health, load_keyword, load_vectors, vector_place
+from clear_rag.index.places import (
+    existing_places,
+    health,
+    keyword_place,
+    load_keyword,
+    load_vectors,
+    vector_place,
+)
 from clear_rag.index.sync import SyncReport, keyword_index, report_lines, vector_index
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.ingest import ingest
+from clear_rag.parse import registry
+from clear_rag.parse.base import Parsed
+from clear_rag.parse.text import TextParser
 from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
@@ -73,6 +83,41 @@ def test_a_changed_document_is_the_only_one_reindexed(store: Store, corpus: Path
     assert embedder.calls == [(1, "document")]
     assert vreport.chunks_added == 1
     assert len(vectors) == store.stats().chunks
+
+
+class RevisedText(TextParser):
+    """The next version of the text parser: it reads the same bytes into another text (a paragraph
+    more in front), so the document's chunks and their positions change and its file does not."""
+
+    version = "2"
+
+    def parse(self, data: bytes, *, source: str) -> Parsed:
+        return super().parse(b"Presta valves need a narrow pump head.\n\n" + data, source=source)
+
+
+def test_a_new_parser_version_reindexes_what_it_read_again(
+    store: Store, corpus: Path, chunker: Chunker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31's 10k regression: ingest parsed the PDFs again under the layout parser's new version
+    (same bytes, same chunker), the indexes kept the old parse's chunks under the new chunks' ids, and
+    the layout rows were scored on labels in one text and hits from another."""
+    keyword_index(store)
+    vector_index(store, HashEmbedder(dim=64))
+    monkeypatch.setattr(registry, "_factories", dict(registry._factories))
+    registry.register("text", "plain", RevisedText)
+    ingest(store, [corpus], chunker)
+    record = store.record("docs/b.txt")
+    assert record is not None and record.parser == "text/plain@2"  # read again, bytes unchanged
+    place = keyword_place(store, False)
+    assert health(place, store).state == "behind"
+    index, report = keyword_index(store)
+    vectors, vreport = vector_index(store, HashEmbedder(dim=64))
+    assert report.documents_updated == vreport.documents_updated == 1
+    stored = {c.id: c.text for c in store.chunks()}
+    assert set(index.ids) == set(vectors.ids) == set(stored)
+    hits = [i for i, _ in index.search("presta valves", 5)]
+    assert hits and all("Presta valves" in stored[i] for i in hits)
+    assert health(place, store).state == "ok"
 
 
 def test_pruned_documents_leave_the_indexes(store: Store, corpus: Path, chunker: Chunker) -> None:

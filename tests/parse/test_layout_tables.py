@@ -77,14 +77,27 @@ def test_a_grid_in_one_column_takes_no_labels_from_the_column_beside_it(right: i
 # --- a table beside a column of prose ---
 
 
-@pytest.mark.parametrize("right", [1, 2, 3, 8])
+@pytest.mark.parametrize("right", [0, 1, 2, 3, 8])
 def test_a_table_in_one_column_holds_none_of_the_prose_of_the_column_beside_it(right: int) -> None:
+    """``right`` 0: the table's column holds nothing else, the case issue 31's closing note left."""
     drawn = tabled.aligned_beside_column(right)
     parsed = parse(drawn)
     (rows,) = tables(parsed)
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
     assert all(flat(line) in rest for line in drawn.body)
+    assert flat(" ".join(drawn.body[:40])) in rest  # the prose column reads as one run, unbroken
+
+
+@pytest.mark.parametrize("table_left", [False, True])
+def test_a_table_alone_in_its_column_leaves_the_prose_column_whole(table_left: bool) -> None:
+    """Nothing but a table in one column, prose all down the other: the gutter can only be read off
+    the table, and prose stands on one side of it only; the page was read in whole rows, each prose
+    line level with a row taken as that row's first (or last) cell."""
+    drawn = tabled.aligned_alone_in_column(table_left=table_left)
+    parsed = parse(drawn)
+    assert tables(parsed) == [[list(row) for row in drawn.rows]]
+    assert flat(" ".join(drawn.body)) in flat(outside_tables(parsed))
 
 
 # --- mathematics ---

@@ -142,6 +142,24 @@ def aligned_beside_column(right: int = 8) -> Drawn:
     return _drawn(drawing, (*left, *above), [rows], below)
 
 
+def aligned_alone_in_column(*, table_left: bool) -> Drawn:
+    """A two-column page: prose all down one column; in the other, a table without rules and
+    nothing else, level with the prose's lines (its rows each share a line with one of them)."""
+    drawing = Drawing()
+    prose_x, table_x = (324.0, 72.0) if table_left else (72.0, 324.0)
+    prose = drawing.prose(prose_x, 80, 216, PROSE, 40)
+    top = 80 + 10 * LEADING
+    rows = tuple(row[:3] for row in QUARTERS[1:])
+    for r, row in enumerate(rows):
+        drawing.text(table_x, top + r * LEADING, row[0])
+        for c, cell in enumerate(row[1:]):
+            if cell:
+                drawing.right(table_x + 136 + 70 * c, top + r * LEADING, cell)
+    if table_left:  # read left column first: the table, then the prose
+        return _drawn(drawing, (), [rows], prose)
+    return _drawn(drawing, prose, [rows])
+
+
 SALES = (
     ("", "2024", "2023", "2022"),
     ("U.S.", "142,196", "138,573", "147,859"),

@@ -138,12 +138,23 @@ class Zone:
         return min([row.top for row in self.rows] + [table.top for table in self.tables])
 
 
-def zones(rows: Sequence[Line], tables: Sequence[Table], bands: Sequence[Band], body: float) -> list[Zone]:
+def zones(
+    rows: Sequence[Line],
+    tables: Sequence[Table],
+    bands: Sequence[Band],
+    body: float,
+    *,
+    beside_tables: Sequence[Band] = (),
+) -> list[Zone]:
     """The page cut into zones at rows and tables that cross a gutter, top to bottom.
 
     A stretch is read as columns only where column lines stand on both sides of every gutter in
     it: rows of a wide table whose cells happen to leave the gutter empty (prose labels on the
-    left, numbers on the right) are read across, as the table they are.
+    left, numbers on the right) are read across, as the table they are. The gutters in
+    ``beside_tables`` were read off a table standing beside a column of prose
+    (``beside.table_gutters``), so prose stands on one side of them only: the table is the other
+    column. They are left out of that test, which would otherwise read the table's column and the
+    prose beside it across again, in whole rows, each prose line as the table's first cell.
     """
     items: list[tuple[float, bool, Line | Table]] = []
     for row in rows:
@@ -161,7 +172,8 @@ def zones(rows: Sequence[Line], tables: Sequence[Table], bands: Sequence[Band], 
             found[-1].rows.append(item)
     merged: list[Zone] = []
     for zone in found:
-        if not zone.spanning and not _columns_on_both_sides(zone.rows, bands, body):
+        tested = [band for band in bands if band not in beside_tables]
+        if not zone.spanning and not _columns_on_both_sides(zone.rows, tested, body):
             zone.spanning = True
         if merged and merged[-1].spanning and zone.spanning:
             merged[-1].rows += zone.rows

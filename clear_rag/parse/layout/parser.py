@@ -59,7 +59,8 @@ class LayoutPdfParser:
     # the body, run-in headings, captions and code; furniture from the margins; turned text (issue 31)
     # 3: scanned pages OCR'd, pages pdfminer fails on read by pdfium
     # 4: a column head turned a quarter round in a ruled cell is the table's, not furniture
-    version = "4"
+    # 5: a table alone in its column no longer takes the prose column beside it as its first cells
+    version = "5"
 
     def __init__(
         self,
@@ -184,13 +185,15 @@ def page_elements(words: Sequence[Word], geometry: PageGeometry, body: float) ->
     """A page's blocks in reading order; and whether it had too many rules for ruled tables."""
     tables, rest, too_many = ruled_tables(words, geometry.rules, body)
     rows = lines_from_words(rest)
-    bands = gutters(rows, body) or table_gutters(rows, body)
+    bands = gutters(rows, body)
+    shown = [] if bands else table_gutters(rows, body)  # gutters with a table, not prose, on one side
+    bands = bands or shown
     spacing = line_spacing(rows, body)
     if not bands:
         return region_elements(rows, tables, body, spacing), too_many
     rows, wide = wide_tables(rows, bands, body)
     found: list[Element] = []
-    for zone in zones(rows, [*tables, *wide], bands, body):
+    for zone in zones(rows, [*tables, *wide], bands, body, beside_tables=shown):
         if zone.spanning:
             found += region_elements(zone.rows, zone.tables, body, spacing)
         else:
