@@ -52,7 +52,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
-from bench.common import ROOT, SCIFACT, Clock, publish  # noqa: E402
+from bench.common import ROOT, SCIFACT, Clock, command_line, publish, write_result  # noqa: E402
 from clear_rag.index import compiled  # noqa: E402
 from clear_rag.index.dense import default_threads, l2_normalise  # noqa: E402
 from clear_rag.index.vectors import VectorIndex  # noqa: E402
@@ -349,6 +349,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="random 5,000 and 10,000, 50 queries, 3 rounds")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the file's other sets (measured by an earlier run)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.sets, args.queries, args.rounds = "5000,10000", 50, 3
@@ -376,14 +379,25 @@ def main() -> None:
         "load_average_at_start": os.getloadavg(),
         "sets": [],
     }
-    for name in args.sets.split(","):
-        vectors = real_set() if name == "real" else random_set(int(name), args.dim, args.queries)
+    name = "dense-quick" if args.quick else "dense"
+    earlier = ROOT / "results" / "bench" / f"{name}.json"
+    if args.keep and earlier.is_file():
+        kept = json.loads(earlier.read_text(encoding="utf-8"))
+        result["sets"] = [s for s in kept["sets"] if s["set"] not in args.sets.split(",")]
+        # the file's figures come from both runs, so it records both commands, in order
+        result["command"] = f"{kept['command']} && {command_line()}"
+    for which in args.sets.split(","):
+        vectors = real_set() if which == "real" else random_set(int(which), args.dim, args.queries)
         if vectors is not None:
-            result["sets"].append(measure(vectors, cores, args.rounds))
+            load = os.getloadavg()
+            found = measure(vectors, cores, args.rounds)
+            result["sets"].append({**found, "load_average": [*load, *os.getloadavg()]})
+            write_result(name, result | {"targets": targets(result["sets"])})  # kept if a later set fails
+    result["sets"].sort(key=lambda s: (s["kind"] != "real", s["vectors"]))
     result["load_average_at_end"] = os.getloadavg()
     result["targets"] = targets(result["sets"])
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
-    publish("dense-quick" if args.quick else "dense", result, render)
+    publish(name, result, render)
 
 
 if __name__ == "__main__":

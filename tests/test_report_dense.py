@@ -44,7 +44,11 @@ def dense_doc() -> dict[str, Any]:
         "rounds": 3,
         "threads": "one or two",
         "sets": [
-            {**base, "set": "real", "kind": "real", "vectors": 5183, "data": "real: five thousand"},
+            {
+                **base,
+                **{"set": "real", "kind": "real", "vectors": 5183, "data": "real: five thousand"},
+                "load_average": [7.5, 6.25, 3.0, 8.0, 7.0, 4.0],
+            },
             {**base, "set": "10000", "kind": "random", "vectors": 10000, "data": "random: ten thousand"},
         ],
         "targets": ["real 5,183: one query at a time, one thread, >= faiss flat: 1.30x -> met"],
@@ -58,7 +62,7 @@ def test_the_table_shows_the_recorded_ratio_of_each_row_per_set() -> None:
     assert f"| {MANY} | 2 (every core) | faiss IndexFlatIP | 1,000 | {times(0.85)} |" in table
     assert "real vectors: 5,183 of 4 dimensions" in table and "random vectors: 10,000" in table
     assert table.count("| clear-rag | ") == 4 and "| — |" in table  # clear-rag is not its own peer
-    assert "Vectors: real: five thousand." in table
+    assert "Vectors: real: five thousand. Load average while it was measured: 7.50, 6.25, 3.00 at" in table
     assert "- real 5,183: one query at a time" in table
     assert "`results/bench/dense.json`" in table
 

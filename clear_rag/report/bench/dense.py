@@ -32,6 +32,14 @@ def dense_ratios(doc: dict[str, Any]) -> list[tuple[str, float]]:
     ]
 
 
+def _load(load: list[float] | None) -> str:
+    """The load average (1, 5, 15 minutes) when a set's measuring began and ended, where recorded."""
+    if not load:
+        return ""
+    start, end = (", ".join(number(x) for x in part) for part in (load[:3], load[3:]))
+    return f" Load average while it was measured: {start} at the start, {end} at the end."
+
+
 def _dense(doc: dict[str, Any], name: str) -> str:
     parts = []
     for s in doc["sets"]:
@@ -58,7 +66,7 @@ def _dense(doc: dict[str, Any], name: str) -> str:
             f"**Exact dense top {doc['k']}, {s['kind']} vectors: {number(s['vectors'])} of "
             f"{number(s['dim'])} dimensions, {number(s['queries'])} queries**",
             markdown_table(head, rows),
-            f"Vectors: {s['data']}.",
+            f"Vectors: {s['data']}." + _load(s.get("load_average")),
         ]
     parts.append(
         f"Medians of {doc['rounds']} interleaved rounds; clear-rag ÷ engine is the median of the "
