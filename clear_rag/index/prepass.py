@@ -214,3 +214,68 @@ def _survivors(lo: Any, hi: Any, k: int, rows: Any) -> int:  # pragma: no cover 
             rows[count] = i
             count += 1
     return count
+
+
+def block_top_k(scores: FloatArray, k: int, id_rank: IntArray) -> IntArray:
+    """The rows of each line of ``scores`` (queries x vectors, C order) holding its ``min(k, n)`` best
+    scores, best first, ties by ``id_rank`` (each row's place in id order): what
+    :func:`clear_rag.index.selection.top_k` gives line by line, in one compiled call for a batch."""
+    keep = min(k, scores.shape[1])
+    out = np.empty((scores.shape[0], keep), dtype=np.intp)
+    if keep:
+        _block_top_k(scores, keep, id_rank, out)
+    return out
+
+
+@numba.njit(inline="always", nogil=True, boundscheck=False)
+def _below(score: Any, rank: Any, other_score: Any, other_rank: Any) -> bool:  # pragma: no cover
+    """Whether (score, rank) ranks after (other_score, other_rank): a lower score, or the same and a
+    later id."""
+    return bool(score < other_score or (score == other_score and rank > other_rank))
+
+
+@numba.njit(inline="always", nogil=True, boundscheck=False)
+def _sift_down(line: Any, id_rank: Any, heap: Any, size: int, row: int) -> None:  # pragma: no cover
+    """Put ``row`` at the root of ``heap[:size]`` (its worst kept at the root) and sift it down."""
+    score, rank = line[row], id_rank[row]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _below(
+            line[heap[child + 1]], id_rank[heap[child + 1]], line[heap[child]], id_rank[heap[child]]
+        ):
+            child += 1
+        if not _below(line[heap[child]], id_rank[heap[child]], score, rank):
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = row
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _block_top_k(scores: Any, k: int, id_rank: Any, out: Any) -> None:  # pragma: no cover - compiled
+    """Each line's best ``k`` rows (``k <= n``) into ``out``: a heap of the k best seen, its worst at
+    the root, which a row replaces only when it ranks above it; then a heap sort, best first."""
+    for q in range(scores.shape[0]):
+        line, heap = scores[q], out[q]
+        for x in range(k):  # sift up
+            i = x
+            while i > 0 and _below(
+                line[x], id_rank[x], line[heap[(i - 1) // 2]], id_rank[heap[(i - 1) // 2]]
+            ):
+                heap[i] = heap[(i - 1) // 2]
+                i = (i - 1) // 2
+            heap[i] = x
+        worst, worst_rank = line[heap[0]], id_rank[heap[0]]  # kept in registers between replacements
+        for x in range(k, line.shape[0]):
+            score = line[x]
+            if score < worst or (score == worst and id_rank[x] > worst_rank):
+                continue
+            _sift_down(line, id_rank, heap, k, x)
+            worst, worst_rank = line[heap[0]], id_rank[heap[0]]
+        for x in range(k - 1, 0, -1):  # move the worst to the end, x times
+            last = heap[x]
+            heap[x] = heap[0]
+            _sift_down(line, id_rank, heap, x, last)

@@ -263,3 +263,29 @@ def test_threads_default_to_the_environment_then_the_cores(monkeypatch: pytest.M
     monkeypatch.delenv("CLEAR_RAG_THREADS")
     assert VectorIndex(2).threads >= 1
     assert VectorIndex(2, threads=0).threads == 1
+
+
+@pytest.mark.usefixtures("compiled_kernels")  # search_many ranks a block in one compiled call once ready
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 60),
+    dim=st.integers(1, 8),
+    k=st.integers(1, 70),
+    tied=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_compiled_batched_top_k_equals_ranking_line_by_line(
+    rows: int, dim: int, k: int, tied: bool, seed: int
+) -> None:
+    """Ids and scores bit for bit as selection.top_k ranks each line, ties by id included (a few
+    dyadic values make many exact ties; the ids are shuffled so that id order is not row order)."""
+    rng = np.random.default_rng(seed)
+    draw = (lambda shape: rng.choice([-1.0, -0.5, 0.5, 1.0], size=shape)) if tied else rng.standard_normal
+    matrix, queries = draw((rows, dim)), draw((4, dim))
+    ids = [f"r{i:02d}" for i in rng.permutation(rows)]
+    index = VectorIndex(dim, threads=1)
+    index.add(ids, matrix)
+    lines = dense.l2_normalise(queries) @ index.matrix.T
+    expected = [top_k(line, list(index.ids), k) for line in lines]
+    assert index.search_many(queries, k) == expected
+    assert index._rank is not None  # the compiled path ran
