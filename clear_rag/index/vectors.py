@@ -246,7 +246,7 @@ class VectorIndex:
         """The top ``k`` of queries ``[start, end)``: one matrix product, then each row's best (in one
         compiled call once the kernels are ready; numpy and Python line by line until then)."""
         scores = normalised[start:end] @ self.matrix.T
-        asked = queries[start:end].any(axis=1).tolist()
+        asked: list[bool] = np.any(queries[start:end], axis=1).tolist()
         best = self._block_rows(scores, k)
         if best is None:
             return [
