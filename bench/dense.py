@@ -215,8 +215,13 @@ def engines(vectors: VectorSet, cores: int) -> Modes:
     def faiss_many(t: int) -> Callable[[FloatArray], Lists]:
         def run(qs: FloatArray) -> Lists:
             faiss.omp_set_num_threads(t)
+            # Put back after the search: the next set's engines take the threshold they find for
+            # faiss's default (once they found this one, and single queries ran 7x slower at 10k).
             faiss.cvar.distance_compute_blas_threshold = FAISS_BLAS_FROM
-            found: Lists = flat.search(qs, K)[1].tolist()
+            try:
+                found: Lists = flat.search(qs, K)[1].tolist()
+            finally:
+                faiss.cvar.distance_compute_blas_threshold = own_threshold
             return found
 
         return run

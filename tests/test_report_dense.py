@@ -132,6 +132,11 @@ def test_every_mode_and_engine_is_measured_and_exact_ones_agree_with_numpy(dense
             assert row["same_top10_as_reference"] == 5, row
         if row["engine"] == "clear-rag":
             assert row["clear_rag_over_peer"] == 1.0
+    import faiss  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    # the batched rows' lowered BLAS threshold is put back, so the next set's single queries get
+    # faiss's default (a regression: they once took the lowered one and ran 7x slower)
+    assert faiss.cvar.distance_compute_blas_threshold != dense_bench.FAISS_BLAS_FROM
     only = dense_bench.measure(vectors, cores=2, rounds=1, only={(ONE, 1)})
     assert {(r["mode"], r["threads"]) for r in only["rows"]} == {(ONE, 1)}
     assert found["kind"] == "random" and found["vectors"] == 300 and found["queries"] == 5
