@@ -143,6 +143,7 @@ bench: $(VENV)/.bench-installed chromium
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.retrieval
+	$(BIN)/python -m bench.dense
 	$(BIN)/python -m bench.serve
 	$(BIN)/python -m bench.rankflow
 

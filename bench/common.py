@@ -8,6 +8,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +64,18 @@ def publish(name: str, result: dict[str, Any], render: Callable[[dict[str, Any]]
     print(render(json.loads(path.read_text(encoding="utf-8"))), end="")
     print(f"written to {path.relative_to(ROOT)} in {result['elapsed_s']} s")
     return path
+
+
+class Clock:
+    """Wall and CPU seconds of one stretch. On a shared machine other processes stretch the wall
+    time of whichever engine they happen to overlap; this process's CPU time they leave alone."""
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
 class ZipfText:

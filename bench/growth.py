@@ -191,12 +191,13 @@ def scale_point(chunks: int, args: argparse.Namespace, tmp: Path) -> dict[str, A
     """BM25 build and queries against the peers, exact dense search against faiss, at ``chunks``
     synthetic passages (one passage is one chunk to every engine here), and ingest on the real path
     where ``chunks`` is in ``--ingest-chunks``."""
-    from bench.retrieval import dense_suite, keyword_suite, synthetic
+    from bench.dense import ONE, measure, random_set
+    from bench.retrieval import keyword_suite, synthetic
 
     print(f"{chunks} chunks:", flush=True)
     data = synthetic(chunks, args.queries)
     keyword = keyword_suite(f"synthetic-{chunks}", data, args, tmp, engines=SCALE_ENGINES, trace=False)
-    dense = dense_suite(chunks, args.dim, args.dense_queries, args.repeat)
+    dense = measure(random_set(chunks, args.dim, args.dense_queries), 1, args.repeat, only={(ONE, 1)})
     point: dict[str, Any] = {"chunks": chunks, "keyword": keyword, "dense": dense}
     if chunks in args.ingest_chunks:
         point["ingest"] = _ingest_point(chunks, tmp)
@@ -225,8 +226,7 @@ def scale(args: argparse.Namespace) -> None:
             ),
             "engines": list(SCALE_ENGINES),
             "repeat": args.repeat,
-            "threads": "one per engine (bench.retrieval's settings); the dense rows marked 'N threads' "
-            "give each engine every core",
+            "threads": "one per engine (bench.retrieval's and bench.dense's settings)",
             "ingest": "the real path in a fresh process (read, parse, chunk with the default config, store "
             "in SQLite, BM25 postings and the hash embedder's vectors) over files of 40 synthetic passages",
             "points": points,

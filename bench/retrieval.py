@@ -13,10 +13,9 @@ queries are timed in this process, one thread each, median of ``--repeat`` loops
 engine has answered the first queries once untimed (bm25s-numba compiles its kernels then, and
 clear-rag imports numba and loads its compiled search); each peer's loops take turns with loops
 of clear-rag over the same queries, so that a busy spell on a shared machine slows both. The
-bm25s targets are checked against whichever of its backends is faster. Dense search: exact top
-10 over random unit vectors, clear-rag's VectorIndex against a naive numpy argsort and faiss
-IndexFlatIP. Written to results/bench/retrieval.json and the printed table to
-results/bench/retrieval.txt.
+bm25s targets are checked against whichever of its backends is faster. Written to
+results/bench/retrieval.json and the printed table to results/bench/retrieval.txt. Exact dense
+search has its own benchmark, bench/dense.py.
 """
 
 from __future__ import annotations
@@ -49,9 +48,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.common import ROOT, SCIFACT, ZipfText, reset_peak, status_kb, write_result  # noqa: E402
+from bench.common import Clock as _Clock  # noqa: E402
 from clear_rag.index.bm25 import BM25Index  # noqa: E402
-from clear_rag.index.dense import default_threads, l2_normalise  # noqa: E402
-from clear_rag.index.vectors import VectorIndex  # noqa: E402
 
 K, K1, B = 10, 1.2, 0.75
 SEED = 20240607
@@ -59,13 +57,12 @@ WORD = re.compile(r"[^\W_]+")  # letters and digits, the split every peer below 
 # Queries each engine answers once, untimed, before its timed loops: numba compiles bm25s-numba's
 # retrieval kernels on their first call (seconds), which no later query pays.
 WARM_UP_QUERIES = 10
-PEERS = ("bm25s", "numba", "tantivy", "rank-bm25", "faiss-cpu")
+PEERS = ("bm25s", "numba", "tantivy", "rank-bm25")
 MODULES = {
     "bm25s": "bm25s",
     "numba": "numba",
     "tantivy": "tantivy",
     "rank-bm25": "rank_bm25",
-    "faiss-cpu": "faiss",
 }
 BM25S = ("bm25s-numba", "bm25s-numpy")  # one peer on two backends; its targets take the faster
 NOTES = {
@@ -246,18 +243,6 @@ def synthetic(n_docs: int, n_queries: int) -> tuple[list[str], list[str], list[s
 
 
 # -- measuring ----------------------------------------------------------------------------------
-
-
-class _Clock:
-    """Wall and CPU seconds of one stretch. On a shared machine other processes stretch the wall
-    time of whichever engine they happen to overlap; this process's CPU time they leave alone."""
-
-    def __enter__(self) -> _Clock:
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
 def build_worker(engine: str, corpus_file: str, trace: bool) -> dict[str, float]:
@@ -456,111 +441,6 @@ def _with_fts5_idf(engine: ClearRag) -> ClearRag:
     return other
 
 
-def dense_suite(n: int, dim: int, n_queries: int, repeat: int) -> dict[str, Any]:
-    import faiss  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-    faiss.omp_set_num_threads(1)
-    cores = default_threads()
-    rng = np.random.default_rng(SEED + 1)
-    index = VectorIndex(dim, threads=1)
-    index.add([str(i) for i in range(n)], l2_normalise(rng.standard_normal((n, dim), dtype=np.float32)))
-    queries = l2_normalise(rng.standard_normal((n_queries, dim), dtype=np.float32))
-    matrix = np.ascontiguousarray(index.matrix)  # the very floats clear-rag searches
-    flat = faiss.IndexFlatIP(dim)
-    flat.add(matrix)
-
-    def ours_one(queries: np.ndarray) -> list[list[int]]:
-        return [[int(i) for i, _ in index.search(q, K)] for q in queries]
-
-    def naive_one(queries: np.ndarray) -> list[list[int]]:
-        return [np.argsort(-(matrix @ q))[:K].tolist() for q in queries]
-
-    def faiss_one(queries: np.ndarray) -> list[list[int]]:
-        return [flat.search(q[None, :], K)[1][0].tolist() for q in queries]
-
-    # Each engine also gets every core for one query. faiss parallelises over the queries of one
-    # search call, so a single query stays on one thread; clear-rag splits the matrix's rows.
-    def ours_cores(queries: np.ndarray) -> list[list[int]]:
-        index.threads = cores
-        try:
-            return ours_one(queries)
-        finally:
-            index.threads = 1
-
-    def faiss_cores(queries: np.ndarray) -> list[list[int]]:
-        faiss.omp_set_num_threads(cores)
-        try:
-            return faiss_one(queries)
-        finally:
-            faiss.omp_set_num_threads(1)
-
-    def ours_batch(queries: np.ndarray) -> list[list[int]]:
-        return [[int(i) for i, _ in hits] for hits in index.search_many(queries, K)]
-
-    def faiss_batch(queries: np.ndarray) -> list[list[int]]:
-        found: list[list[int]] = flat.search(queries, K)[1].tolist()
-        return found
-
-    methods: dict[str, Callable[[np.ndarray], list[list[int]]]] = {
-        "clear-rag search": ours_one,
-        "numpy argsort": naive_one,
-        "faiss IndexFlatIP": faiss_one,
-        f"clear-rag search, {cores} threads": ours_cores,
-        f"faiss IndexFlatIP, {cores} threads": faiss_cores,
-        "clear-rag search_many": ours_batch,
-        "faiss IndexFlatIP batched": faiss_batch,
-    }
-    times: dict[str, list[float]] = {name: [] for name in methods}
-    cpu: dict[str, list[float]] = {name: [] for name in methods}
-    warm_up: dict[str, float] = {}
-    for name, run in methods.items():
-        with _Clock() as clock:  # untimed: numba's JIT compile, thread pools, first touch of the matrix
-            run(queries[:WARM_UP_QUERIES])
-        warm_up[name] = clock.wall
-    expected: list[list[int]] = []
-    # Round-robin over the methods, so that a noisy spell on the machine hits each of them.
-    for _ in range(repeat):
-        for name, run in methods.items():
-            with _Clock() as clock:
-                found = run(queries)
-            times[name].append(clock.wall)
-            cpu[name].append(clock.cpu)
-            if name == "clear-rag search":
-                expected = found
-            if found != expected:
-                wrong = sum(a != b for a, b in zip(expected, found, strict=True))
-                raise SystemExit(f"dense: {name} disagrees with clear-rag on {wrong} of {n_queries} top-10s")
-    runs: dict[str, dict[str, Any]] = {
-        name: {
-            "queries_per_s": _median_qps(n_queries, times[name]),
-            "runs_s": times[name],
-            "queries_per_cpu_s": _median_qps(n_queries, cpu[name]),
-            "cpu_runs_s": cpu[name],
-            "warm_up_queries": len(queries[:WARM_UP_QUERIES]),
-            "warm_up_s": warm_up[name],
-        }
-        for name in methods
-    }
-    for name, row in runs.items():
-        print(f"  dense {name}: {row['queries_per_s']:.1f} q/s", flush=True)
-    for name, row in runs.items():
-        if "batched" in name or "many" in name:
-            ours = runs["clear-rag search_many"]
-        else:
-            ours = runs[f"clear-rag search, {cores} threads" if "threads" in name else "clear-rag search"]
-        row["clear_rag_over_peer_qps"] = ours["queries_per_s"] / row["queries_per_s"]
-        row["cpu_clear_rag_over_peer_qps"] = ours["queries_per_cpu_s"] / row["queries_per_cpu_s"]
-    return {
-        "vectors": n,
-        "dim": dim,
-        "cores": cores,
-        "queries": n_queries,
-        "data": f"seeded standard normal rows, L2-normalised, float32, seed {SEED + 1}",
-        "identical_top10": True,
-        "engines": runs,
-    }
-
-
 # -- report -------------------------------------------------------------------------------------
 
 
@@ -583,16 +463,6 @@ def render(result: dict[str, Any]) -> str:
                 f"{r['agreement']['jaccard_at_10']:>7.3f} {r['agreement_fts5_idf']['overlap_at_10']:>11.3f}"
                 f"{timed}"
             )
-        lines.append("")
-    dense = result.get("dense")
-    if dense:
-        lines.append(
-            f"Exact dense top-{K}, {dense['vectors']} x {dense['dim']} float32, {dense['queries']} queries "
-            "(top-10 ids identical across all of them)"
-        )
-        lines.append(f"{'method':<34} {'queries/s':>10} {'q/s ratio':>9}")
-        for name, r in dense["engines"].items():
-            lines.append(f"{name:<34} {r['queries_per_s']:>10.1f} {r['clear_rag_over_peer_qps']:>9.2f}")
         lines.append("")
     load = ", ".join(f"{x:.1f}" for x in result["load_average_at_start"])
     first = next(iter(result["keyword"].values()))["engines"]
@@ -645,25 +515,6 @@ def targets(result: dict[str, Any]) -> list[str]:
                 True,
             ),
         ]
-    if result.get("dense"):
-        dense = result["dense"]["engines"]
-        cores = result["dense"]["cores"]
-        checks += [
-            (
-                "dense one query at a time >= faiss flat, one thread each",
-                dense["faiss IndexFlatIP"],
-                "clear_rag_over_peer_qps",
-                1.0,
-                False,
-            ),
-            (
-                f"dense one query at a time >= faiss flat, {cores} threads each",
-                dense[f"faiss IndexFlatIP, {cores} threads"],
-                "clear_rag_over_peer_qps",
-                1.0,
-                False,
-            ),
-        ]
     out = []
     for what, row, key, need, inverse in checks:
         # Build ratios are clear-rag / peer time, so "half the time" is a ratio of 1/2 or less.
@@ -682,8 +533,6 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1_000)
     parser.add_argument("--rank-bm25-queries", type=int, default=50, help="timed at 100k passages")
     parser.add_argument("--fts5-queries", type=int, default=100, help="timed at 100k passages")
-    parser.add_argument("--vectors", type=int, default=100_000)
-    parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--build-worker", nargs=2, metavar=("ENGINE", "CORPUS"), help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -704,8 +553,7 @@ def main() -> None:
         "warm_up_queries": WARM_UP_QUERIES,
         "threads": "1 per engine: OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS=1, bm25s n_threads=1 (on numba its "
         "serial kernel), tantivy writer "
-        "num_threads=1 and one searcher, faiss omp_set_num_threads(1); the dense rows marked "
-        "'N threads' give each engine every core (VectorIndex threads=N, faiss omp_set_num_threads(N))",
+        "num_threads=1 and one searcher",
         "versions": {
             "numpy": np.__version__,
             "sqlite": sqlite3.sqlite_version,
@@ -722,7 +570,6 @@ def main() -> None:
             result["keyword"]["scifact"] = keyword_suite("scifact", data, args, Path(tmp))
         synthetic_data = synthetic(args.docs, args.queries)
         result["keyword"]["synthetic"] = keyword_suite("synthetic", synthetic_data, args, Path(tmp))
-    result["dense"] = dense_suite(args.vectors, args.dim, args.queries, args.repeat)
     result["load_average_at_end"] = os.getloadavg()
     result["targets"] = targets(result)
     result["elapsed_s"] = round(time.perf_counter() - started, 1)

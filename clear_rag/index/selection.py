@@ -12,6 +12,9 @@ import numpy.typing as npt
 
 # One score in SAMPLE_STRIDE sets the bar in top_rows; about k * SAMPLE_STRIDE rows then clear it.
 SAMPLE_STRIDE = 32
+# Up to FEW * k scores are sorted whole in top_k: for a few dozen, top_rows's partitions cost more
+# than the sort they save.
+FEW = 4
 
 
 def top_rows(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]:
@@ -40,7 +43,10 @@ def top_rows(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.in
 
 def top_k(scores: npt.NDArray[np.float32], ids: Sequence[str], k: int) -> list[tuple[str, float]]:
     """The ``k`` best ``(id, score)`` pairs, by score descending and then id ascending."""
-    rows = top_rows(scores, k)
-    pairs = [(ids[i], score) for i, score in zip(rows.tolist(), scores[rows].tolist(), strict=True)]
+    if scores.shape[0] <= FEW * k:  # the pre-pass's few survivors: sorting them all is quickest
+        pairs = list(zip(ids, scores.tolist(), strict=True))
+    else:
+        rows = top_rows(scores, k)
+        pairs = [(ids[i], score) for i, score in zip(rows.tolist(), scores[rows].tolist(), strict=True)]
     pairs.sort(key=lambda pair: (-pair[1], pair[0]))
     return pairs[:k]

@@ -54,8 +54,12 @@ def _prepass() -> ModuleType | None:
     return ready.prepass if ready is not None else None
 
 
-# Queries scored together by search_many: their scores take QUERY_BLOCK x 4 bytes per vector.
+# Queries scored together by search_many: their scores take 4 bytes per query and vector, so a block
+# holds at least QUERY_BLOCK queries and otherwise as many as SCORES_BYTES of scores allow (all 300
+# of bench/dense.py's queries at 5k vectors in one product, which took a fifth less time than 256 and
+# then 44; 256 at 100k).
 QUERY_BLOCK = 256
+SCORES_BYTES = 100_000_000
 
 
 def _check_k(k: int) -> None:
@@ -84,6 +88,9 @@ class VectorIndex:
         # The pre-pass's int8 copy of the live rows, made at the first search that needs it and
         # dropped by every add and remove.
         self._quantised: Any = None
+        # Each row's place in id order, for search_many's compiled top k; made when first needed and
+        # dropped with the int8 copy.
+        self._rank: npt.NDArray[np.intp] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -129,7 +136,7 @@ class VectorIndex:
                 "skip texts without content before embedding"
             )
         normalised = l2_normalise(rows)
-        self._quantised = None
+        self._quantised = self._rank = None
         fresh = [i for i in ids if i not in self._row]
         self._reserve(len(self._ids) + len(fresh))
         for chunk_id in fresh:
@@ -143,7 +150,7 @@ class VectorIndex:
         if not gone:
             return 0
         keep = [row for row, chunk_id in enumerate(self._ids) if chunk_id not in gone]
-        self._quantised = None
+        self._quantised = self._rank = None
         self._reserve(len(self._ids))
         # Fancy indexing copies first, so compacting the buffer onto itself is safe.
         self._buffer[: len(keep)] = self._buffer[keep]
@@ -205,23 +212,68 @@ class VectorIndex:
         return top_k(scores, [self._ids[i] for i in survivors.tolist()], k)
 
     def search_many(self, query_vecs: npt.ArrayLike, k: int) -> list[list[tuple[str, float]]]:
-        """``search`` for each row of ``query_vecs``, scored a block of queries per matrix product."""
+        """``search`` for each row of ``query_vecs``, scored a block of queries per matrix product,
+        the queries shared out over ``threads`` (numpy releases the GIL in the product)."""
         _check_k(k)
         queries = self._query_rows(query_vecs, ndim=2)
         if not self._ids:
             return [[] for _ in range(queries.shape[0])]
-        normalised, matrix = l2_normalise(queries), self.matrix
-        found: list[list[tuple[str, float]]] = []
+        normalised = l2_normalise(queries)
         # One product for all queries held a (queries x vectors) float32 matrix at once, 400 MB
-        # for 1,000 queries over 100k vectors; blocks keep it bounded and no slower.
-        for start in range(0, queries.shape[0], QUERY_BLOCK):
-            scores = normalised[start : start + QUERY_BLOCK] @ matrix.T
-            block = queries[start : start + QUERY_BLOCK]
-            found += [
-                top_k(row, self._ids, k) if query.any() else []
-                for row, query in zip(scores, block, strict=True)
+        # for 1,000 queries over 100k vectors; blocks keep it bounded and no slower. With several
+        # threads each takes an equal run of the queries, in blocks, on its own core.
+        rows = queries.shape[0]
+        threads = min(self.threads, rows) if self.matrix.size * rows >= dense.PARALLEL_MIN else 1
+        cuts = [rows * t // threads for t in range(threads + 1)]
+        step = max(QUERY_BLOCK, SCORES_BYTES // (4 * len(self._ids)))
+
+        def run(lo: int, hi: int) -> list[list[tuple[str, float]]]:
+            return [
+                hits
+                for start in range(lo, hi, step)
+                for hits in self._block(normalised, queries, start, min(hi, start + step), k)
             ]
+
+        pending = [shared_pool().submit(run, lo, hi) for lo, hi in itertools.pairwise(cuts[1:])]
+        found = run(cuts[0], cuts[1])  # the calling thread takes the first run rather than wait idle
+        for job in pending:
+            found += job.result()
         return found
+
+    def _block(
+        self, normalised: FloatArray, queries: npt.NDArray[np.float64], start: int, end: int, k: int
+    ) -> list[list[tuple[str, float]]]:
+        """The top ``k`` of queries ``[start, end)``: one matrix product, then each row's best (in one
+        compiled call once the kernels are ready; numpy and Python line by line until then)."""
+        scores = normalised[start:end] @ self.matrix.T
+        asked: list[bool] = np.any(queries[start:end], axis=1).tolist()
+        best = self._block_rows(scores, k)
+        if best is None:
+            return [
+                top_k(row, self._ids, k) if query else [] for row, query in zip(scores, asked, strict=True)
+            ]
+        found = np.take_along_axis(scores, best, axis=1).tolist()
+        ids = self._ids
+        return [
+            [(ids[r], s) for r, s in zip(rows, values, strict=True)] if query else []
+            for rows, values, query in zip(best.tolist(), found, asked, strict=True)
+        ]
+
+    def _block_rows(self, scores: FloatArray, k: int) -> npt.NDArray[np.intp] | None:
+        """``prepass.block_top_k`` of ``scores``, or None while the compiled kernels are not ready."""
+        prepass = _prepass()
+        if prepass is None:
+            return None
+        if self._rank is None:
+            rank = np.empty(len(self._ids), dtype=np.intp)
+            rank[sorted(range(len(self._ids)), key=self._ids.__getitem__)] = np.arange(len(self._ids))
+            self._rank = rank
+        try:
+            rows: npt.NDArray[np.intp] = prepass.block_top_k(scores, k, self._rank)
+        except TypeError as err:  # no compiled version for these argument types, and none may be made
+            compiled.fall_back(err)
+            return None
+        return rows
 
     def save(self, directory: str | Path) -> None:
         """Write ``vectors.npy`` and ``ids.json`` into ``directory``, each replaced atomically.
@@ -272,7 +324,7 @@ class VectorIndex:
         index._ids = list(ids)
         index._row = {chunk_id: row for row, chunk_id in enumerate(ids)}
         index._buffer = matrix
-        index._quantised = None
+        index._quantised = index._rank = None
         return index
 
     def _reserve(self, rows: int) -> None:

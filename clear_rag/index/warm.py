@@ -11,10 +11,11 @@ runs this module as a command, in a process of its own, to compile them: the com
 process's GIL, not the server's.
 
 :func:`exercise` calls each kernel searches call (``kernels.top_k``, ``prepass.bounds``,
-``prepass.exact_scores``) once, on a tiny index, with arguments of the very types the searches pass
-(numba compiles one machine-code version per combination of argument types, and read-only arrays are
-a type of their own). In the command's process that compiles them; in a serving process, after the
-command, the same calls load them from the cache in well under a second.
+``prepass.survivors``, ``prepass.exact_scores``, ``prepass.block_top_k``) once, on a tiny index,
+with arguments of the very types the searches pass (numba compiles one machine-code version per
+combination of argument types, and read-only arrays are a type of their own). In the command's
+process that compiles them; in a serving process, after the command, the same calls load them from
+the cache in well under a second.
 ``tests/index/test_compiled.py`` runs the searches against the result with compiling switched off,
 so a search that passed other types would fail there, not compile in a question.
 
@@ -106,7 +107,7 @@ def entry_points() -> list[Any]:
     """The numba dispatchers searches call from Python (the others are compiled into these)."""
     from clear_rag.index import kernels, prepass
 
-    return [kernels._top_k, prepass._approximate, prepass._exact_at]
+    return [kernels._top_k, prepass._approximate, prepass._survivors, prepass._exact_at, prepass._block_top_k]
 
 
 def exercise() -> int:
@@ -134,6 +135,9 @@ def exercise() -> int:
     lo, hi = np.empty(4, dtype=np.float32), np.empty(4, dtype=np.float32)
     prepass.bounds(prepass.quantise(matrix), query, lo, hi)
     prepass.exact_scores(matrix, query, prepass.survivors(lo, hi, 2))
+    # search_many's batched top k: a block of float32 scores as a matrix product returns it, and the
+    # index's id ranks, intp.
+    prepass.block_top_k(np.ones((2, 4), dtype=np.float32), 2, np.arange(4, dtype=np.intp))
     return misses()
 
 

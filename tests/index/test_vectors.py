@@ -5,6 +5,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index import dense
@@ -79,6 +81,37 @@ def test_search_many_equals_search(
     for query, got in zip(queries, many, strict=True):
         assert_same(got, index.search(query, 10))
     assert many[2] == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(0, 80),
+    dim=st.integers(1, 16),
+    k=st.integers(1, 100),
+    queries=st.integers(1, 9),
+    threads=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_search_and_search_many_equal_a_numpy_brute_force(
+    rows: int, dim: int, k: int, queries: int, threads: int, seed: int
+) -> None:
+    """Random data of any size (none included), k below and above the size, one thread or several:
+    one query at a time and batched both give the brute-force list, and so each other's."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((rows, dim))
+    ids = [f"c{i:03d}" for i in rng.permutation(rows)]
+    asked = rng.standard_normal((queries, dim))
+    index = VectorIndex(dim, threads=threads)
+    index.add(ids, vectors)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dense, "PARALLEL_MIN", 1)  # every search_many with threads > 1 splits its queries
+        many = index.search_many(asked, k)
+    assert len(many) == queries
+    for query, batched in zip(asked, many, strict=True):
+        expected = brute_force(ids, vectors, query, k)
+        assert len(expected) == min(k, rows)
+        assert_same(batched, expected)
+        assert_same(index.search(query, k), expected)
 
 
 def test_vectors_are_stored_unit_length_float32() -> None:
@@ -230,3 +263,29 @@ def test_threads_default_to_the_environment_then_the_cores(monkeypatch: pytest.M
     monkeypatch.delenv("CLEAR_RAG_THREADS")
     assert VectorIndex(2).threads >= 1
     assert VectorIndex(2, threads=0).threads == 1
+
+
+@pytest.mark.usefixtures("compiled_kernels")  # search_many ranks a block in one compiled call once ready
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 60),
+    dim=st.integers(1, 8),
+    k=st.integers(1, 70),
+    tied=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_compiled_batched_top_k_equals_ranking_line_by_line(
+    rows: int, dim: int, k: int, tied: bool, seed: int
+) -> None:
+    """Ids and scores bit for bit as selection.top_k ranks each line, ties by id included (a few
+    dyadic values make many exact ties; the ids are shuffled so that id order is not row order)."""
+    rng = np.random.default_rng(seed)
+    draw = (lambda shape: rng.choice([-1.0, -0.5, 0.5, 1.0], size=shape)) if tied else rng.standard_normal
+    matrix, queries = draw((rows, dim)), draw((4, dim))
+    ids = [f"r{i:02d}" for i in rng.permutation(rows)]
+    index = VectorIndex(dim, threads=1)
+    index.add(ids, matrix)
+    lines = dense.l2_normalise(queries) @ index.matrix.T
+    expected = [top_k(line, list(index.ids), k) for line in lines]
+    assert index.search_many(queries, k) == expected
+    assert index._rank is not None  # the compiled path ran

@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 from clear_rag.errors import InputError
 from clear_rag.report.bench.ann import _ann, ann_ratios
 from clear_rag.report.bench.common import ENVIRONMENT, footer, number, source, times
+from clear_rag.report.bench.dense import _dense, dense_ratios
 from clear_rag.report.bench.growth import _growth, _ingest
 from clear_rag.report.bench.models import _batch, _embed, _package_size, _rankflow
 from clear_rag.report.bench.retrieval import Ratio, _retrieval, retrieval_ratios
-from clear_rag.report.bench.scale import _executor, _index_size, _memory, _scale
+from clear_rag.report.bench.scale import _executor, _index_size, _memory, _scale, one_query_rates
 from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve
 from clear_rag.report.tables import markdown_table
 
@@ -55,6 +56,17 @@ def bench_ratios(doc: dict[str, Any], name: str) -> tuple[str, list[tuple[str, f
             bars,
             "peer latency ÷ clear-rag exact latency (below 1: the peer answers faster)",
         )
+    if kind_of(doc, name) == "dense":
+        bars = _read(lambda: dense_ratios(doc), name)
+        return (
+            (
+                "Exact dense search: clear-rag against each peer (bench/dense.py)",
+                bars,
+                "peer seconds ÷ clear-rag seconds, median of rounds (above 1: clear-rag faster)",
+            )
+            if bars
+            else None
+        )
     if kind_of(doc, name) != "retrieval":
         return None
     ratios = _read(lambda: retrieval_ratios(doc, name), name)
@@ -83,6 +95,7 @@ def _generic(doc: dict[str, Any], name: str) -> str:
 
 KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "retrieval": _retrieval,
+    "dense": _dense,
     "growth": _growth,
     "ingest": _ingest,
     "serve": _serve,
@@ -174,8 +187,8 @@ def scale_curves(doc: dict[str, Any], name: str) -> tuple[str, list[Any], str] |
                 "exact dense queries",
                 "queries/s, one thread",
                 [
-                    line("clear-rag", lambda p: p["dense"]["engines"]["clear-rag search"]["queries_per_s"]),
-                    line("faiss flat", lambda p: p["dense"]["engines"]["faiss IndexFlatIP"]["queries_per_s"]),
+                    line("clear-rag", lambda p: one_query_rates(p["dense"])[0]),
+                    line("faiss flat", lambda p: one_query_rates(p["dense"])[1]),
                 ],
             ),
             (

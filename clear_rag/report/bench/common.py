@@ -8,7 +8,6 @@ from typing import Any
 
 # Fields every benchmark records beside its numbers (bench/common.py), said once in the footer.
 ENVIRONMENT = ("date", "commit", "python", "machine", "cpus")
-DENSE = "dense"
 OURS = "clear-rag"  # the engine and method names of clear-rag's own rows start with this
 
 

@@ -1,20 +1,12 @@
-"""Retrieval against the peers (bench/retrieval.py): BM25 and exact dense search, and the ratios its
-table and its plot both read (``retrieval_ratios``)."""
+"""Retrieval against the peers (bench/retrieval.py): BM25, and the ratios its table and its plot both
+read (``retrieval_ratios``). Exact dense search has its own file (``clear_rag.report.bench.dense``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from clear_rag.errors import InputError
-from clear_rag.report.bench.common import (
-    DENSE,
-    OURS,
-    _plural,
-    number,
-    source,
-    times,
-)
+from clear_rag.report.bench.common import OURS, _plural, number, times
 from clear_rag.report.tables import markdown_table
 
 
@@ -22,7 +14,7 @@ from clear_rag.report.tables import markdown_table
 class Ratio:
     """clear-rag against one peer on one measure; ``value`` above 1 favours clear-rag."""
 
-    section: str  # the corpus of a keyword suite ("scifact", "synthetic") or "dense"
+    section: str  # the corpus of a keyword suite ("scifact", "synthetic")
     peer: str  # the engine or method as the file names it, backend and settings included
     measure: str  # "queries/s" or "build"
     value: float
@@ -32,24 +24,12 @@ class Ratio:
         return f"{self.peer} ({self.section}, {self.measure})"
 
 
-def dense_partner(method: str, cores: int) -> str:
-    """The clear-rag row a dense method is compared with, as bench/retrieval.py pairs them: a batched
-    peer with ``search_many``, a peer given every core with clear-rag given as many, else one query
-    at a time on one thread."""
-    if "batched" in method or "many" in method:
-        return f"{OURS} search_many"
-    if "threads" in method:
-        return f"{OURS} search, {cores} threads"
-    return f"{OURS} search"
-
-
 def retrieval_ratios(doc: dict[str, Any], name: str = "retrieval") -> list[Ratio]:
     """Every peer of the retrieval benchmark against clear-rag, from the file's figures:
 
     - keyword queries: clear-rag queries/s on the very queries the peer answered ÷ the peer's
       (``clear_rag_queries_per_s_same_queries / queries_per_s``);
-    - keyword build: the peer's median build seconds ÷ clear-rag's (``build_s``), a speed-up;
-    - dense: clear-rag's queries/s in the same mode (``dense_partner``) ÷ the peer's.
+    - keyword build: the peer's median build seconds ÷ clear-rag's (``build_s``), a speed-up.
     """
     found = []
     for section, suite in doc.get("keyword", {}).items():
@@ -61,23 +41,6 @@ def retrieval_ratios(doc: dict[str, Any], name: str = "retrieval") -> list[Ratio
             qps = row["clear_rag_queries_per_s_same_queries"] / row["queries_per_s"]
             found.append(Ratio(section, peer, "queries/s", qps))
             found.append(Ratio(section, peer, "build", row["build_s"] / ours["build_s"]))
-    dense = doc.get(DENSE)
-    if dense:
-        methods = dense["engines"]
-        for peer, row in methods.items():
-            if peer.startswith(OURS):
-                continue
-            partner = dense_partner(peer, dense["cores"])
-            if partner not in methods:
-                raise InputError(
-                    f"has the dense method {peer!r} but not {partner!r}, the clear-rag row it is "
-                    "compared with",
-                    path=source(name),
-                    fix="Regenerate it with python -m bench.retrieval",
-                )
-            found.append(
-                Ratio(DENSE, peer, "queries/s", methods[partner]["queries_per_s"] / row["queries_per_s"])
-            )
     return found
 
 
@@ -115,24 +78,6 @@ def _retrieval(doc: dict[str, Any], name: str) -> str:
         ]
         caption = f"**BM25 on {suite['corpus']}**" + (f" ({settings})" if settings else "")
         parts += [caption, markdown_table(head, rows)]
-    dense = doc.get(DENSE)
-    if dense:
-        rows = [
-            [
-                method,
-                number(row["queries_per_s"]),
-                "—" if method.startswith(OURS) else dense_partner(method, dense["cores"]),
-                ratio(DENSE, method, "queries/s"),
-            ]
-            for method, row in dense["engines"].items()
-        ]
-        identical = "; every method returned the same top-10 ids" if dense.get("identical_top10") else ""
-        parts += [
-            f"**Exact dense top-{doc.get('k', 10)}: {number(dense['vectors'])} vectors of "
-            f"{number(dense['dim'])} dimensions, {number(dense['queries'])} queries**",
-            markdown_table(["method", "queries/s", "compared with", "clear-rag ÷ peer, queries/s"], rows),
-            f"Vectors: {dense['data']}{identical}.",
-        ]
     fewer = [
         f"{engine} on {section}: {_plural(len(row['build_runs_s']), 'build')}"
         for section, suite in doc.get("keyword", {}).items()
