@@ -56,7 +56,7 @@ from clear_rag.index.postings import (
     merge,
     without,
 )
-from clear_rag.index.ranking import Weighted, top_k, weighted
+from clear_rag.index.ranking import Scratches, Weighted, top_k, top_one, weighted
 from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm, term_score
 
 __all__ = ["BM25Index", "IdfName"]
@@ -75,6 +75,7 @@ class _State:
     weighted: Weighted  # raw's postings with their BM25 weights, as queries read them
     row_of: dict[str, int]
     term_of: dict[str, int]
+    scratches: Scratches  # working memory lent to one-query searches of this version
 
 
 class BM25Index:
@@ -176,8 +177,15 @@ class BM25Index:
         return other
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The ``k`` best ``(id, score)`` pairs for ``query``; ``[]`` when nothing matches."""
-        return self.search_many([query], k)[0]
+        """The ``k`` best ``(id, score)`` pairs for ``query``; ``[]`` when nothing matches.
+
+        ``search_many([query], k)[0]``, bit for bit, on a path of its own: ``ask`` and ``serve``
+        search one question at a time, and through the batched call the numpy setup around the
+        kernel cost as much as the scoring."""
+        _check_k(k)
+        state = self._state
+        known = [t for t in map(state.term_of.get, self.analyzer.terms(query)) if t is not None]
+        return top_one(state.weighted, state.scratches, np.array(known, dtype=np.int64), k)
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
         """``search`` for each query, all against the same version of the index."""
@@ -244,7 +252,7 @@ class BM25Index:
             row_of = {doc_id: row for row, doc_id in enumerate(raw.ids)}
         if term_of is None:
             term_of = {term: t for t, term in enumerate(raw.vocab)}
-        return _State(raw, weighted(raw, scores, id_rank), row_of, term_of)
+        return _State(raw, weighted(raw, scores, id_rank), row_of, term_of, Scratches())
 
     def _term_ids(self, state: _State, queries: list[str]) -> tuple[IntArray, IntArray]:
         """The known terms of every query, as term numbers end to end, and where each query starts."""
