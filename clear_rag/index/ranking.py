@@ -6,6 +6,10 @@ compile runs in the background, never in a question), numpy scores every matchin
 (:func:`exhaustive`). Both add a document's weights in :func:`clear_rag.index.scoring.summation_order`
 and break ties by id, so both give the same list, bit for bit (``tests/index/test_bm25_pruning.py``),
 and a process switching from one to the other halfway through its questions answers them alike.
+
+:func:`top_k` ranks a batch of queries in one kernel call; :func:`top_one` ranks one query, as
+``ask`` and ``serve`` search, in working memory the index lends (:class:`Scratches`), and gives the
+same list as :func:`top_k` does for that query (``tests/index/test_bm25_one.py``).
 """
 
 from __future__ import annotations
