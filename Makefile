@@ -107,8 +107,9 @@ CHROMIUM := /usr/bin/chromium
 chromium:
 	$(call apt,test -x $(CHROMIUM),chromium,to run the browser tests)
 
-# The layout parser's drawn-PDF tests (tests/parse/drawn.py) set their text in DejaVu's TrueType fonts,
-# registered under the names TeX and URW give their fonts; DejaVu Sans also draws Arabic.
+# The parse suite's drawn cases (clear_rag/eval/drawn/, which the layout tests and parse-eval draw) set
+# their text in DejaVu's TrueType fonts, registered under the names TeX and URW give their fonts;
+# DejaVu Sans also draws Arabic.
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 fonts:
 	$(call apt,test -f $(DEJAVU),fonts-dejavu-core,to run the layout parser's drawn-PDF tests)

@@ -15,8 +15,9 @@ is timed apart (it loads the indexes), a few more are asked untimed, then ``--qu
 (SciFact test claims; seeded synthetic queries of 2-6 words) are timed one after another: client
 time to the first ``stage`` event, to the first ``token`` and to ``done``, as median and p90, beside
 the server's own figures from the ``done`` event (measured from the request's arrival, so reading
-it and opening the config's indexes are in them) and each stage's ``elapsed_ms``. The issue's
-target is the median time to the first stage event under 50 ms at SciFact size, hybrid config.
+it and opening the config's indexes are in them) and each stage's ``elapsed_ms``, with the context
+stage's time against the retrieval stages' (keyword, vector and fusion summed) per question. The
+issue's target is the median time to the first stage event under 50 ms at SciFact size, hybrid config.
 Written to results/bench/serve.json.
 """
 
@@ -129,9 +130,9 @@ def ask(client: httpx.Client, url: str, question: str, overrides: dict[str, Any]
     }
 
 
-def _summary(values: list[float]) -> dict[str, float]:
+def _summary(values: list[float], digits: int = 2) -> dict[str, float]:
     p90 = statistics.quantiles(values, n=10, method="inclusive")[8] if len(values) > 1 else values[0]
-    return {"median": round(statistics.median(values), 2), "p90": round(p90, 2)}
+    return {"median": round(statistics.median(values), digits), "p90": round(p90, digits)}
 
 
 def measure(store: Store, questions: list[str], configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -163,8 +164,21 @@ def measure(store: Store, questions: list[str], configs: dict[str, dict[str, Any
                     stage: _summary([r["stages"][stage] for r in runs if stage in r["stages"]])
                     for stage in stage_names
                 },
+                "context_vs_retrieval": _against_retrieval(runs),
             }
     return out
+
+
+def _against_retrieval(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per question, the retrieval stages' own times summed (every stage before the context: keyword,
+    vector, fusion) and the context stage's time over that sum; median and p90 of each (issue 32)."""
+    sums = [sum(ms for stage, ms in r["stages"].items() if stage != "context") for r in runs]
+    ratios = [r["stages"]["context"] / total for r, total in zip(runs, sums, strict=True)]
+    return {
+        "retrieval_ms": _summary(sums),
+        "context_ms": _summary([r["stages"]["context"] for r in runs]),
+        "ratio": _summary(ratios, digits=4),
+    }
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -191,6 +205,12 @@ def render(result: dict[str, Any]) -> str:
         for name, row in point["configs"].items():
             stages = ", ".join(f"{k} {v['median']:.1f}" for k, v in row["stage_elapsed_ms"].items())
             lines.append(f"  {label} {name} stage medians (ms): {stages}")
+            against = row.get("context_vs_retrieval")
+            if against:
+                lines.append(
+                    f"  {label} {name} context / retrieval stages, per question: median "
+                    f"{against['ratio']['median']:.3f} (p90 {against['ratio']['p90']:.3f})"
+                )
     lines.append(f"Target: {result['target']}")
     return "\n".join(lines) + "\n"
 

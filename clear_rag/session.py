@@ -191,7 +191,8 @@ def _open(
             from clear_rag.providers.select import make_reranker
 
             reranker = make_reranker(config.reranker)
-        table = {cid: ChunkRef(doc, start, end) for cid, doc, start, end in seen.chunk_spans()}
+        table = {cid: ChunkRef(doc, start, end, tokens) for cid, doc, start, end, tokens in seen.chunk_rows()}
+        counted_by = seen.counted_by()
         seen.release()
         return Pipeline(
             config,
@@ -202,6 +203,7 @@ def _open(
             vectors=vectors,
             embedder=embedder,
             reranker=reranker,
+            counted_by=counted_by,
         )
     except BaseException:
         seen.close()

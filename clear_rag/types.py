@@ -78,6 +78,13 @@ class Chunk:
 
     ``id`` is derived from the document id and ``position`` (never random), so the same input
     gives the same ids and therefore the same tie-breaks in every ranking.
+
+    ``token_count`` is the window's size as the chunker cut it: the tokens of the whole document's
+    tokenisation that start inside the span. ``text_tokens`` is the tokenizer's count of ``text`` read
+    on its own, which is what a context pays for a passage of this chunk alone; the two can differ
+    where a window is cut inside a word (its first piece read alone is not a continuation piece).
+    It is counted once, at ingest, so that no question tokenises a chunk again; None where it was
+    not counted (a chunk read from a store written before it was kept).
     """
 
     id: str
@@ -87,6 +94,7 @@ class Chunk:
     text: str
     position: int
     token_count: int
+    text_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _check_span(f"Chunk {self.id!r}", self.start, self.end)

@@ -21,8 +21,10 @@ Written, per filing <co> (aapl, goog):
 - the two tables of README.md (sections and PDFs); the prose around them is written by hand.
 
 Both renders add an @page running header and a "Page N of M" footer to the filings' own in-body page
-footers and headers (kept in the render, listed as furniture in the truth). Nothing is fetched from the
-network: the URL fetcher allows data: URLs and the installed font files @font-face local() resolves to.
+footers and headers (kept in the render); all of them are listed as furniture in the truth, the footer
+once per page ("Page 1 of 47" to "Page 47 of 47"), since each render has one page per filed page.
+Nothing is fetched from the network: the URL fetcher allows data: URLs and the installed font files
+@font-face local() resolves to.
 No creation date is written, and two runs give byte-identical PDFs (same WeasyPrint, fonts, fontconfig).
 The four renders take about two minutes of CPU, 2.5 to 4 minutes on a busy two-core machine (a two-column
 render about twice a one-column one); --no-pdf writes only the truth, in about two seconds, without
@@ -486,18 +488,24 @@ def build(filing: Filing, source_dir: Path, out: Path, render: bool) -> Built:
     parts = [select(children, section) for section in filing.sections]
     collector, furniture = collect(parts)
     text = "\n\n".join(collector.blocks)
+    pages = [filed_pages(part) for part in parts]
+    filed = sum(last - first + 1 for first, last in pages)
     truth = {
         "source": filing.file,
         "sha256": digest,
         "sections": [section.name for section in filing.sections],
         "text": text,
         "tables": [{"rows": rows} for rows in collector.tables],
-        "furniture": [filing.running_header, *furniture],
+        # the render's own "Page N of M" footer: one page per filed page (checked below when rendering)
+        "furniture": [
+            filing.running_header,
+            *furniture,
+            *(f"Page {n} of {filed}" for n in range(1, filed + 1)),
+        ],
     }
     (out / "truth").mkdir(parents=True, exist_ok=True)
     (out / "truth" / f"{filing.key}.json").write_text(json.dumps(truth, indent=1, ensure_ascii=False) + "\n")
     (out / "truth" / f"{filing.key}.txt").write_text(text + "\n")
-    pages = [filed_pages(part) for part in parts]
     pdfs: dict[str, tuple[int, int, str]] = {}
     began = time.perf_counter()
     for layout in LAYOUTS if render else ():
@@ -510,7 +518,6 @@ def build(filing: Filing, source_dir: Path, out: Path, render: bool) -> Built:
             len(pdf),
             hashlib.sha256(pdf).hexdigest(),
         )
-        filed = sum(last - first + 1 for first, last in pages)
         note = "one page per filed page" if count == filed else f"{filed} filed pages: some spill over"
         print(f"{target}: {count} pages ({note}), {time.perf_counter() - began:.0f} s so far")
     return Built(filing, pages, pdfs, time.perf_counter() - began)

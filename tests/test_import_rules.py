@@ -115,6 +115,17 @@ def test_pdfplumber_is_imported_by_the_pdf_reader_alone() -> None:
     assert importers == ["parse/pdf.py"]
 
 
+def test_reportlab_is_imported_by_the_suites_canvas_alone() -> None:
+    """reportlab (an extra, ``suite``) draws the parse suite's cases through ``eval/drawn/canvas.py``
+    alone, so that without it only drawing fails, with the one message that says how to install it."""
+    importers = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if any(n.split(".")[0] == "reportlab" for n in _imports(p))
+    )
+    assert importers == ["eval/drawn/canvas.py"]
+
+
 def test_pdfium_and_pillow_have_one_importer_each() -> None:
     """pypdfium2 (the second PDF reader: pages rendered for OCR, text where pdfminer fails) is read
     through ``parse/pdfium.py`` alone, Pillow (the scanned renders' JPEG pages) through

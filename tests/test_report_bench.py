@@ -468,3 +468,37 @@ def test_a_benchmark_is_written_by_the_one_writer_with_where_it_ran_and_the_vers
     monkeypatch.setattr("sys.argv", [str(tmp_path / "bench" / "toy.py"), "--rounds", "3", "--note", "a b"])
     ran = json.loads(bench.common.write_result("toy", {"benchmark": "toy"}).read_text(encoding="utf-8"))
     assert ran["command"] == "python -m bench.toy --rounds 3 --note 'a b'"
+
+
+def serve_doc(*, against: bool) -> dict[str, Any]:
+    """One store and config of bench/serve.py's file; with ``against``, the context stage's time over
+    the retrieval stages' (issue 32): 0.5 ms over 4 ms, a ratio of 0.125 at the median."""
+    spread = {"median": 10.0, "p90": 12.0}
+    row: dict[str, Any] = {
+        "questions": 5,
+        "cold_first_stage_ms": 100.0,
+        "client_ms": {k: spread for k in ("first_stage_ms", "first_token_ms", "done_ms")},
+        "server_ms": {k: spread for k in ("first_stage_ms", "first_token_ms", "total_ms")},
+        "stage_elapsed_ms": {"keyword": {"median": 1.0, "p90": 2.0}, "context": {"median": 0.5, "p90": 1.0}},
+    }
+    if against:
+        row["context_vs_retrieval"] = {
+            "retrieval_ms": {"median": 4.0, "p90": 6.0},
+            "context_ms": {"median": 0.5, "p90": 1.0},
+            "ratio": {"median": 0.125, "p90": 0.2},
+        }
+    return {
+        "benchmark": "serve",
+        "date": "2026-01-02T03:04:05+00:00",
+        "stores": {"toy": {"corpus": "three documents", "chunks": 3, "configs": {"hybrid": row}}},
+    }
+
+
+def test_the_live_page_shows_the_context_stage_against_retrieval_where_measured() -> None:
+    table = bench_table(serve_doc(against=True), "serve")
+    assert "The context stage against retrieval" in table
+    ratio = {"median": 0.125, "p90": 0.2}
+    assert f"| toy | hybrid | {number(4.0)} / {number(6.0)} | {number(0.5)} / {number(1.0)} | " in table
+    assert f"| {number(ratio['median'])} / {number(ratio['p90'])} |" in table
+    # a file written before the benchmark measured it shows no such table, rather than an empty one
+    assert "The context stage against retrieval" not in bench_table(serve_doc(against=False), "serve")

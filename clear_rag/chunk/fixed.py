@@ -156,8 +156,9 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def spans_to_chunks(doc: Document, spans: Sequence[Span]) -> list[Chunk]:
-    """Trim each span, drop the empty ones and number the rest into chunks in document order."""
+def spans_to_chunks(doc: Document, spans: Sequence[Span], tokenizer: TokenCounter) -> list[Chunk]:
+    """Trim each span, drop the empty ones and number the rest into chunks in document order, each
+    with its text's own token count (``Chunk.text_tokens``), counted in one batch."""
     kept: list[Span] = []
     for span in spans:
         start, end = trim_span(doc.text, span.start, span.end)
@@ -168,17 +169,21 @@ def spans_to_chunks(doc: Document, spans: Sequence[Span]) -> list[Chunk]:
             # trims; the later one reaches at least as far, so it alone covers both.
             kept.pop()
         kept.append(Span(start, end, span.tokens))
+    texts = [doc.text[span.start : span.end] for span in kept]
     return [
         Chunk(
             id=chunk_id(doc.id, position),
             doc_id=doc.id,
             start=span.start,
             end=span.end,
-            text=doc.text[span.start : span.end],
+            text=text,
             position=position,
             token_count=span.tokens,
+            text_tokens=count,
         )
-        for position, span in enumerate(kept)
+        for position, (span, text, count) in enumerate(
+            zip(kept, texts, tokenizer.count_batch(texts), strict=True)
+        )
     ]
 
 
@@ -208,4 +213,4 @@ class FixedTokenChunker:
         doc = indexable(doc)
         starts = token_starts(self.tokenizer, doc.text)
         spans = window_spans(starts, 0, len(starts), 0, len(doc.text), self.size, self.overlap)
-        return spans_to_chunks(doc, spans)
+        return spans_to_chunks(doc, spans, self.tokenizer)

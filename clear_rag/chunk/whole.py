@@ -28,4 +28,5 @@ class WholeDocumentChunker:
             return []
         start = doc.text.index(stripped)
         end = start + len(stripped)
-        return [Chunk(chunk_id(doc.id, 0), doc.id, start, end, stripped, 0, self._tokenizer.count(stripped))]
+        tokens = self._tokenizer.count(stripped)  # the whole text: the window and the text alike
+        return [Chunk(chunk_id(doc.id, 0), doc.id, start, end, stripped, 0, tokens, tokens)]

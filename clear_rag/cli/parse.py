@@ -3,19 +3,18 @@
 A PDF ``<name>.pdf`` is scored against ``<truth>/<name>.json``, or else, for ``<co>-<anything>.pdf``,
 against ``<truth>/<co>.json`` (``aapl-two-column.pdf`` against ``truth/aapl.json``), with the metrics of
 ``clear_rag.eval.parse``; a truth file is written in the format of ``clear_rag.eval.parse.truth``, so
-``--truth`` can point at anyone's own truth files. One table per backend is printed;
-``--save-results`` writes them to ``results/parse.json``, which ``tests/parse/test_pdf_differential.py``
-holds every later parse to.
+``--truth`` can point at anyone's own truth files. With the default corpus, scanned renders of its PDFs
+(``scanned``) and the parse suite's drawn cases (``cases``, ``clear_rag.eval.drawn.suite``: one row
+per case and backend) are scored too. One table per backend is printed; ``--save-results`` writes them
+to ``results/parse.json``, which ``tests/parse/test_pdf_differential.py`` holds every later parse to.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import platform
 import shlex
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -24,131 +23,21 @@ from typing import Annotated, Any
 import typer
 
 from clear_rag.cli.app import app, fail
-from clear_rag.errors import ClearRagError, InputError, ModelError
-from clear_rag.eval.parse.document import DocumentScore, overall, score_document
-from clear_rag.eval.parse.truth import FORMAT, Truth, load_truth
+from clear_rag.errors import ClearRagError, ModelError
+from clear_rag.eval.drawn.suite import evaluate_cases
+from clear_rag.eval.parse.corpus import default_backends, evaluate, find_pdfs
 from clear_rag.eval.scanned import SCAN_DPI
-from clear_rag.parse.base import Parser
 
 DEFAULT_FOLDER = Path("corpora") / "10k" / "pdf"
 # Scanned renders of the default corpus's PDFs, made on demand (git-ignored: about 30 MB a 10-K).
 DEFAULT_SCANS = Path("corpora") / "10k" / "scanned"
-FIRST = ("layout", "flat")  # the parser and its baseline, then any other registered backend
+# The drawn cases (clear_rag.eval.drawn.suite), written on each run (git-ignored: about 2 MB).
+DEFAULT_SUITE = Path("corpora") / "parse-suite"
 RESULT_NAME = "parse.json"
-BUILD = "Build the corpus with `make corpus-10k`"
-
-
-def default_backends() -> tuple[str, ...]:
-    """Every registered PDF backend, ``layout`` and ``flat`` first: those whose extra is missing are
-    then listed as not run, so the result file says what was not measured here."""
-    from clear_rag.parse.registry import backends
-
-    registered = backends("pdf")
-    return tuple(b for b in FIRST if b in registered) + tuple(b for b in registered if b not in FIRST)
 
 
 def _truth_dir(folder: Path, truth: Path | None) -> Path:
     return truth if truth is not None else folder.parent / "truth"
-
-
-def find_pdfs(folder: Path) -> list[Path]:
-    """The PDFs under ``folder`` (one sub-folder per render), sorted; an error naming the folder when
-    there are none."""
-    if not folder.is_dir():
-        raise InputError("does not exist or is not a folder", path=str(folder), fix=BUILD)
-    found = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
-    if not found:
-        raise InputError("holds no PDF files (*.pdf)", path=str(folder), fix=BUILD)
-    return found
-
-
-def _name(pdf: Path, root: Path) -> str:
-    """A PDF's name in the results: its path below the corpus folder (``two-column/aapl.pdf``)."""
-    return pdf.relative_to(root).as_posix() if pdf.is_relative_to(root) else pdf.name
-
-
-def truth_path(pdf: Path, truth_dir: Path) -> Path:
-    """``<truth_dir>/<name>.json`` for ``<name>.pdf`` where it exists, else ``<truth_dir>/<co>.json`` for
-    ``<co>-anything.pdf`` (the name before the first ``-``: one truth for each render of a document)."""
-    exact = truth_dir / f"{pdf.stem}.json"
-    return exact if exact.is_file() else truth_dir / f"{pdf.stem.split('-', 1)[0]}.json"
-
-
-def truth_of(pdf: Path, truth_dir: Path) -> Truth:
-    """The truth ``pdf`` is scored against; a missing one is an error naming both names it may have."""
-    path = truth_path(pdf, truth_dir)
-    names = {f"{pdf.stem}.json", path.name}
-    build = BUILD[0].lower() + BUILD[1:]
-    fix = f"Write {' or '.join(sorted(names))} there ({FORMAT}); for the 10-K renders, {build}"
-    return load_truth(path, fix=fix)
-
-
-def pdf_pages(data: bytes, *, source: str) -> tuple[int, str]:
-    """The page count and the full text of a PDF, read with pdfium: an extractor neither backend under
-    test uses, which counts the furniture the pages carry (``furniture_leakage``'s denominator)."""
-    from clear_rag.parse.pdfium import document_text
-
-    try:
-        return document_text(data, source=source)
-    except InputError as err:
-        raise InputError(err.what, path=source, fix=BUILD) from None
-
-
-def evaluate(
-    pdfs: Sequence[Path],
-    truth_dir: Path,
-    backends: Sequence[str],
-    root: Path,
-    *,
-    originals: Mapping[Path, Path] | None = None,
-) -> dict[str, Any]:
-    """Each backend's scores over ``pdfs``, as the ``backends`` part of the result file: per backend
-    ``{"version", "overall", "documents": {path below root: scores}}``, or ``{"not_run": reason}`` for one
-    whose package is not installed (``ModelError``). An unknown backend name is an error. ``originals``
-    maps a scanned render to the PDF it was made from, whose text counts the pages' furniture."""
-    from clear_rag.parse.registry import get_parser
-
-    truths = {pdf: truth_of(pdf, truth_dir) for pdf in pdfs}
-    # a scanned render's furniture is counted on the text of the PDF it was made from
-    pages = {
-        pdf: pdf_pages(source.read_bytes(), source=str(source))
-        for pdf in pdfs
-        for source in [(originals or {}).get(pdf, pdf)]
-    }
-    out: dict[str, Any] = {}
-    for name in backends:
-        try:
-            parser = get_parser("pdf", name)
-            documents = {_name(pdf, root): _score(parser, pdf, truths[pdf], *pages[pdf]) for pdf in pdfs}
-        except ModelError as err:  # its extra is not installed: what was not measured, and why
-            out[name] = {"not_run": str(err)}
-            continue
-        total = overall(score for score, _ in documents.values())
-        out[name] = {
-            "version": parser.version,
-            "overall": total.to_dict() if total is not None else {},
-            "documents": {
-                pdf: score.to_dict() | ({"error": error} if error else {})
-                for pdf, (score, error) in documents.items()
-            },
-        }
-    return out
-
-
-def _score(parser: Parser, pdf: Path, truth: Truth, pages: int, printed: str) -> tuple[DocumentScore, str]:
-    """One PDF parsed and scored, with the parse's seconds; a file the parser refuses is scored as an
-    empty parse (nothing recovered) and its error returned beside the score."""
-    data = pdf.read_bytes()
-    error = ""
-    started = time.perf_counter()
-    try:
-        parsed = parser.parse(data, source=str(pdf))
-        text, blocks = parsed.text, parsed.blocks
-    except InputError as err:
-        text, blocks, error = "", (), str(err)
-    seconds = time.perf_counter() - started
-    score = score_document(text, blocks, truth, pages=printed)
-    return dataclasses.replace(score, pages=pages, seconds=seconds), error
 
 
 def evaluate_scans(
@@ -180,6 +69,14 @@ def scans_folder(folder: Path, scans: Path | None, no_scans: bool) -> Path | Non
     return scans if scans is not None else (DEFAULT_SCANS if folder == DEFAULT_FOLDER else None)
 
 
+def suite_folder(folder: Path, suite: Path | None, no_suite: bool) -> Path | None:
+    """Where the drawn cases go: ``--suite``, else ``DEFAULT_SUITE`` with the default corpus (unless
+    ``--no-suite``); with another FOLDER, nowhere unless asked."""
+    if no_suite:
+        return None
+    return suite if suite is not None else (DEFAULT_SUITE if folder == DEFAULT_FOLDER else None)
+
+
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
@@ -188,28 +85,36 @@ def _version(package: str) -> str | None:
 
 
 def result_document(
-    backends: dict[str, Any], command: str, scanned: dict[str, Any] | None = None
+    backends: dict[str, Any],
+    command: str,
+    scanned: dict[str, Any] | None = None,
+    cases: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The result file: when, by what command, with which library and parser versions, on what machine;
-    and the ``scanned`` part, where scanned renders were scored."""
-    return {
-        "suite": "parse",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": command,
-        "versions": {
-            "clear-rag": _version("clear-rag"),
-            "pdfplumber": _version("pdfplumber"),
-            "pdfminer.six": _version("pdfminer.six"),
-            "pypdfium2": _version("pypdfium2"),
-            "parsers": {name: run["version"] for name, run in backends.items() if "version" in run},
-        },
-        "machine": {
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "cpus": os.cpu_count(),
-        },
-        "backends": backends,
-    } | ({"scanned": scanned} if scanned is not None else {})
+    the ``scanned`` part, where scanned renders were scored; the ``cases`` part, where the drawn cases
+    were (``clear_rag.eval.drawn.suite.evaluate_cases``)."""
+    return (
+        {
+            "suite": "parse",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": command,
+            "versions": {
+                "clear-rag": _version("clear-rag"),
+                "pdfplumber": _version("pdfplumber"),
+                "pdfminer.six": _version("pdfminer.six"),
+                "pypdfium2": _version("pypdfium2"),
+                "parsers": {name: run["version"] for name, run in backends.items() if "version" in run},
+            },
+            "machine": {
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "cpus": os.cpu_count(),
+            },
+            "backends": backends,
+        }
+        | ({"scanned": scanned} if scanned is not None else {})
+        | ({"cases": cases} if cases is not None else {})
+    )
 
 
 COLUMNS = (
@@ -262,6 +167,7 @@ def command_line(
     results_dir: Path,
     scans: Path | None = DEFAULT_SCANS,
     scan_dpi: int = SCAN_DPI,
+    suite: Path | None = DEFAULT_SUITE,
 ) -> str:
     """The command that reproduces a run, with only the options that differ from their defaults."""
     args = ["clear-rag", "parse-eval"]
@@ -276,8 +182,12 @@ def command_line(
         args.append("--no-scans")
     elif scans is not None and scans != scans_folder(folder, None, False):
         args += ["--scans", str(scans)]
-    if scans is not None and scan_dpi != SCAN_DPI:
+    if (scans is not None or suite is not None) and scan_dpi != SCAN_DPI:
         args += ["--scan-dpi", str(scan_dpi)]
+    if suite is None and folder == DEFAULT_FOLDER:
+        args.append("--no-suite")
+    elif suite is not None and suite != suite_folder(folder, None, False):
+        args += ["--suite", str(suite)]
     args.append("--save-results")
     if results_dir != Path("results"):
         args += ["--results-dir", str(results_dir)]
@@ -317,11 +227,33 @@ def parse_eval_command(
     scan_dpi: Annotated[
         int, typer.Option("--scan-dpi", min=36, max=1200, help="The scanned renders' resolution.")
     ] = SCAN_DPI,
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            help="Also draw the parse suite's cases (headings, furniture, rotated and right-to-left text, "
+            "tables, a scan) with their truth here and score each "
+            f"(default: {DEFAULT_SUITE} for the default FOLDER, none for another).",
+        ),
+    ] = None,
+    no_suite: Annotated[bool, typer.Option("--no-suite", help="Score no drawn cases.")] = False,
+    cases_only: Annotated[
+        bool,
+        typer.Option(
+            "--cases-only",
+            help="Score the drawn cases alone; with --save-results, replace only the cases part of the "
+            "results file, its other parts kept as they were (the part records its own command).",
+        ),
+    ] = False,
 ) -> None:
     """Score PDF parsers against ground truth: words, reading order, table cells, page furniture, speed;
-    on the PDFs as they are and, for the default corpus, on scanned renders of them (OCR)."""
+    on the PDFs as they are and, for the default corpus, on scanned renders of them (OCR) and on the
+    drawn cases of the parse suite, one row per case."""
     backends = tuple(backend) if backend else default_backends()
+    if cases_only:
+        return _cases_only(suite or DEFAULT_SUITE, backends, save_results, results_dir, scan_dpi)
     out = scans_folder(folder, scans, no_scans)
+    drawn = suite_folder(folder, suite, no_suite)
     try:
         pdfs = find_pdfs(folder)
         scores = evaluate(pdfs, _truth_dir(folder, truth), backends, folder)
@@ -332,12 +264,45 @@ def parse_eval_command(
         if scanned is not None:
             title = f"scanned at {scan_dpi} dpi ({out}), backend"
             typer.echo("\n" + table(scanned.get("backends") or {"all": scanned}, title))
+        cases = None
+        if drawn is not None:
+            cases = evaluate_cases(drawn, backends, dpi=scan_dpi)
+            typer.echo("\n" + table(cases["backends"], f"drawn cases ({drawn}), backend"))
+            for name, reason in cases.get("not_drawn", {}).items():
+                typer.echo(f"not drawn: {name}: {reason}")
     except ClearRagError as err:
         raise fail(err) from None
     if save_results:
         from clear_rag.results.files import write_result
 
-        command = command_line(folder, truth, backends, results_dir, out, scan_dpi)
+        command = command_line(folder, truth, backends, results_dir, out, scan_dpi, drawn)
         target = results_dir / RESULT_NAME
-        write_result(target, result_document(scores, command, scanned))
+        write_result(target, result_document(scores, command, scanned, cases))
         typer.echo(f"written to {target}")
+
+
+def _cases_only(folder: Path, backends: Sequence[str], save: bool, results_dir: Path, dpi: int) -> None:
+    """``--cases-only``: the drawn cases scored, printed and, with ``save``, put in the existing results
+    file as its ``cases`` part with the command and date that made it; the file's other parts (the
+    10-K renders and their scans, whose OCR takes an hour on a busy machine) are kept as they were."""
+    from clear_rag.results.files import read_document, write_result
+
+    target = results_dir / RESULT_NAME
+    try:
+        document = read_document(target) if save else {}
+        cases = evaluate_cases(folder, backends, dpi=dpi)
+    except ClearRagError as err:
+        raise fail(err) from None
+    typer.echo(table(cases["backends"], f"drawn cases ({folder}), backend"))
+    if save:
+        args = ["clear-rag", "parse-eval", "--cases-only"]
+        args += [a for name in backends if tuple(backends) != default_backends() for a in ("--backend", name)]
+        args += ["--suite", str(folder)] if folder != DEFAULT_SUITE else []
+        args += ["--scan-dpi", str(dpi)] if dpi != SCAN_DPI else []
+        args += [
+            "--save-results",
+            *(["--results-dir", str(results_dir)] if results_dir != Path("results") else []),
+        ]
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        write_result(target, document | {"cases": cases | {"command": shlex.join(args), "date": when}})
+        typer.echo(f"written to {target} (its cases part)")

@@ -13,8 +13,9 @@ from typing import Annotated
 import typer
 
 from clear_rag.cli.app import app, fail
-from clear_rag.cli.parse import DEFAULT_FOLDER, DEFAULT_SCANS, find_pdfs
+from clear_rag.cli.parse import DEFAULT_FOLDER, DEFAULT_SCANS
 from clear_rag.errors import ClearRagError
+from clear_rag.eval.parse.corpus import find_pdfs
 from clear_rag.eval.scanned import SCAN_DPI, write_scans
 
 

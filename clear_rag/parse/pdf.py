@@ -26,6 +26,7 @@ from pdfplumber.utils.exceptions import PdfminerException
 from pdfplumber.utils.text import extract_words
 
 from clear_rag.errors import EmptyFileError, EncryptedPdfError, ModelMissing, PdfError, ScannedPdfError
+from clear_rag.parse.layout.asides import in_cells
 from clear_rag.parse.layout.drawing import drawn_rules
 from clear_rag.parse.layout.fonts import FontStyle, font_style, resource_styles
 from clear_rag.parse.layout.geometry import Aside, PageGeometry, Rule, Word
@@ -267,16 +268,19 @@ def page_geometry(page: Page, *, word_gap: float, line_tolerance: float) -> Page
         )
         return tuple(_word(word, styles) for word in extracted)
 
-    asides = tuple(
-        Aside(relative_angle(other, angle), words(found, frame(other, width, height)))
-        for other, found in sorted(groups.items())
-        if other != angle
-    )
     rules = tuple(drawn_rules(page.lines, page.rects))
     if angle:
         rules = tuple(Rule(*body.box(rule.x0, rule.top, rule.x1, rule.bottom)) for rule in rules)
     found = words(groups.get(angle, []), body)
-    return PageGeometry(body.width, body.height, found, rules, glyphs, asides, angle)
+    asides: list[Aside] = []
+    for other, group in sorted(groups.items()):
+        if other != angle:
+            turned, relative = frame(other, width, height), relative_angle(other, angle)
+            # a turned column head in a ruled cell is the table's (``asides.in_cells``)
+            heads, apart = in_cells(words(group, turned), turned, body, relative, rules)
+            found += heads
+            asides += [Aside(relative, apart)] if apart else []
+    return PageGeometry(body.width, body.height, found, rules, glyphs, tuple(asides), angle)
 
 
 def _word(found: dict[str, Any], styles: dict[str, FontStyle]) -> Word:

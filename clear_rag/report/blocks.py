@@ -21,6 +21,7 @@ The marker names a result file (``tech`` is ``results/tech.json``, ``bench/retri
 - ``rerankers``: the rerank rows of every agreement file in the block's folder side by side, one per
   reranker (``agreement.reranker_table``; name ``check/*``);
 - ``parse``: the PDF parsers' word, order, table-cell and furniture scores (``tables.parse_table``);
+- ``cases``: the same per drawn case of the parse suite, backends side by side (``cases.cases_table``);
 - ``reproduce``: the command behind every result file (``commands.reproduce_table``, name ``*``);
 - ``plot WHICH``: an SVG plot (``plots``) written to ``site/plots/`` and linked from the page.
 
@@ -139,6 +140,12 @@ def _rerankers(block: Block, page: Path, results: Results) -> str:
     return reranker_table([(results.path(n).as_posix(), results.load(n)) for n in named])
 
 
+def _cases(block: Block, page: Path, results: Results) -> str:
+    from clear_rag.report.cases import cases_table
+
+    return cases_table(results.load(block.name), results.path(block.name).as_posix())
+
+
 def _reproduce(block: Block, page: Path, results: Results) -> str:
     from clear_rag.report.commands import reproduce_table
 
@@ -151,6 +158,7 @@ RENDERERS: dict[str | None, Callable[[Block, Path, Results], str]] = {
     "categories": _suite("categories_table"),
     "caveats": _suite("caveats"),
     "parse": _suite("parse_table"),
+    "cases": _cases,
     "lost": _query("lost"),
     "answers": _query("answers"),
     "check": _query("check"),

@@ -93,7 +93,10 @@ def _holds(doc: dict[str, Any], path: Path) -> str:
     if "benchmark" in doc:
         return f"benchmark: {doc['benchmark']}"
     if "backends" in doc:
-        return f"parse metrics of {len(doc['backends'])} PDF parser backends"
+        # a cases part written alone (parse-eval --cases-only) records its own command
+        alone = (doc.get("cases") or {}).get("command")
+        cases = f"; its drawn cases written by `{alone}`" if alone else ""
+        return f"parse metrics of {len(doc['backends'])} PDF parser backends{cases}"
     if "cache_key" in doc and "kind" in doc:  # a training manifest (clear_rag/train)
         return f"the training run of the {doc['kind']} {doc.get('name', path.stem)}, {doc.get('steps')} steps"
     return ""

@@ -142,10 +142,11 @@ class ParseScores(Shape):
     words_recall: float
     words_f1: float
     order: float
-    cells_in_tables: float
-    cells_anywhere: float
+    # None: not measured (the truth lists no table, the pages print no furniture; the drawn cases)
+    cells_in_tables: float | None
+    cells_anywhere: float | None
     cells_in_rows: float | None = None  # the truth's table rows recovered whole; none before issue 31
-    furniture_leakage: float
+    furniture_leakage: float | None
     headings_recall: float | None = None  # none where the truth lists no headings, or before issue 31
     headings_precision: float | None = None
     pages: int
@@ -187,6 +188,19 @@ class ScannedParse(Shape):
     not_run: str | None = None
 
 
+class CasesParse(Shape):
+    """The backends on the parse suite's drawn cases (``clear_rag.eval.drawn.suite``), one document per
+    case, scored against the truth each was drawn with; the cases that could not be drawn, and why."""
+
+    folder: str
+    cases: dict[str, str]  # each case's name and what it draws
+    backends: dict[str, ParseBackend]
+    not_drawn: dict[str, str] | None = None
+    # where the part was written alone (``parse-eval --cases-only``): its own command and date
+    command: str | None = None
+    date: str | None = None
+
+
 class ParseResult(Shape):
     """``results/parse.json`` (``clear-rag parse-eval --save-results``)."""
 
@@ -197,3 +211,4 @@ class ParseResult(Shape):
     machine: Machine
     backends: dict[str, ParseBackend]
     scanned: ScannedParse | None = None
+    cases: CasesParse | None = None

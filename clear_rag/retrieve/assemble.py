@@ -9,6 +9,12 @@ fitting chunk waits further down.
 Chunks of one document whose spans touch or overlap become one passage over the union of their
 spans, so overlapping windows are not shown (or paid for) twice. Tokens are counted on the
 passages' texts as they will be sent; the prompt's own template is the caller's to leave room for.
+
+A passage of one chunk costs that chunk's own token count, which ingest stored beside it
+(``Chunk.text_tokens``); only a passage that merges chunks is tokenised here, because the tokens
+of two texts joined need not add up to theirs apart. The predecessor tokenised every candidate on
+every question, which made the context the slowest stage of a SciFact question, slower than
+keyword search, vector search and fusion together (issue 32).
 """
 
 from __future__ import annotations
@@ -87,12 +93,16 @@ def assemble(
     doc_text: Callable[[str], str] | Mapping[str, str],
     budget_tokens: int,
     tokenizer: TokenCount,
+    chunk_tokens: Callable[[str], int] | None = None,
 ) -> Assembled:
     """Pack ``candidates`` (in rank order) into at most ``budget_tokens`` tokens of passages.
 
     ``doc_text`` gives a document's canonical text by id; a chunk's text is the slice of it over
     the chunk's span, so merged passages are exact slices too. A chunk id seen before in the list
-    is dropped with reason ``"duplicate"``.
+    is dropped with reason ``"duplicate"``. ``chunk_tokens`` gives a chunk's own token count, by
+    chunk id, in ``tokenizer``'s tokens (``tokenizer.count`` of the text over the span its
+    candidate carries): a passage whose span is one chunk's is then not tokenised again. Without
+    it, every passage is counted on its text; the packing is the same either way.
     """
     if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 0:
         raise ValueError(f"budget_tokens={budget_tokens!r} is invalid; use a token count >= 0")
@@ -105,7 +115,12 @@ def assemble(
         for group in group_spans(members):
             start, end = _span(group)
             if (doc_id, start, end) not in counts:
-                counts[doc_id, start, end] = tokenizer.count(texts[doc_id][start:end])
+                one = next((m for m in group if (m.start, m.end) == (start, end)), None)
+                counts[doc_id, start, end] = (
+                    chunk_tokens(one.chunk_id)
+                    if one is not None and chunk_tokens is not None
+                    else tokenizer.count(texts[doc_id][start:end])
+                )
             total += counts[doc_id, start, end]
         return total
 

@@ -22,6 +22,7 @@ from clear_rag.config import PipelineConfig
 from clear_rag.errors import ConfigError
 from clear_rag.providers.base import Embedder, Reranker, describe
 from clear_rag.retrieve.assemble import Assembled, assemble
+from clear_rag.retrieve.counts import ChunkTokens
 from clear_rag.retrieve.first_stage import StageCallback, first_searches, first_stages, timed_stage
 from clear_rag.retrieve.fusion import minmax, rrf
 from clear_rag.retrieve.rerank import RerankStage
@@ -69,7 +70,9 @@ class Pipeline:
     """One configured retrieval pipeline over already-built indexes.
 
     ``texts`` gives a document's canonical text by id, from the generation of the store ``table``
-    and the indexes describe; chunk texts are slices of it. Building a pipeline reads nothing and
+    and the indexes describe; chunk texts are slices of it. ``table`` holds each chunk's own token
+    count where the store has it, counted by the tokenizer ``counted_by`` names (the context stage
+    reads them rather than tokenise, ``clear_rag.retrieve.counts``). Building a pipeline reads nothing and
     builds nothing: indexes come in ready (``clear_rag.session.open_pipeline`` loads them and checks
     them against the snapshot of the store it reads). ``close()`` closes the snapshot's connection.
     """
@@ -85,11 +88,13 @@ class Pipeline:
         vectors: VectorSearchIndex | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        counted_by: str | None = None,
     ) -> None:
         self.config = config
         self._table = table
         self._texts = texts
         self._doc_text = functools.lru_cache(maxsize=4096)(texts.document_text)
+        self._chunk_tokens = ChunkTokens(table, self.chunk_text, counted_by)
         self.tokenizer = tokenizer
         self._retrievers: list[Retriever] = []
         for name in config.retrievers:
@@ -178,7 +183,11 @@ class Pipeline:
         top = list(current.candidates[: self.config.top_k])
         started = time.perf_counter()
         packed = assemble(
-            top, doc_text=self._doc_text, budget_tokens=self.config.budget_tokens, tokenizer=tokenizer
+            top,
+            doc_text=self._doc_text,
+            budget_tokens=self.config.budget_tokens,
+            tokenizer=tokenizer,
+            chunk_tokens=self._chunk_tokens.counter(tokenizer),
         )
         kept = {cid for passage in packed.passages for cid in passage.chunk_ids}
         context = tuple(c for c in top if c.chunk_id in kept)

@@ -24,11 +24,13 @@ from clear_rag.types import Candidate, Contribution, StageResult
 
 @dataclass(frozen=True, slots=True)
 class ChunkRef:
-    """Where a chunk lies: enough to turn an index hit (a chunk id) into a ``Candidate``."""
+    """Where a chunk lies: enough to turn an index hit (a chunk id) into a ``Candidate``; and its own
+    token count as ingest stored it (``Chunk.text_tokens``), None where the store holds none."""
 
     doc_id: str
     start: int
     end: int
+    tokens: int | None = None
 
 
 ChunkTable = Mapping[str, ChunkRef]

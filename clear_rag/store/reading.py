@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from clear_rag.store.database import Database
+from clear_rag.store.schema import TEXT_TOKENS
 from clear_rag.types import Block, Chunk, Document
 
 TITLE_CHARS = 80  # a title longer than this is cut, with an ellipsis
@@ -31,6 +32,13 @@ class DocumentRecord:
 
 class Reading(Database):
     """The reads of ``Store`` over documents, blocks and chunks."""
+
+    counts_kept: bool  # whether chunks have their own token counts' column (``Chunk.text_tokens``)
+
+    @property
+    def _text_tokens(self) -> str:
+        """The column of chunks' own token counts, or NULL in a store made before they were kept."""
+        return TEXT_TOKENS if self.counts_kept else "NULL"
 
     def record(self, doc_id: str) -> DocumentRecord | None:
         row = self._db.execute(
@@ -110,20 +118,43 @@ class Reading(Database):
         )
         for owner in ids:
             rows = self._db.execute(
-                'SELECT id, position, start, "end", token_count FROM chunks '
+                f'SELECT id, position, start, "end", token_count, {self._text_tokens} FROM chunks '
                 "WHERE doc_id = ? ORDER BY position",
                 (owner,),
             ).fetchall()
             if not rows:
                 continue
             text = self.document_text(owner)
-            for chunk_id, position, start, end, tokens in rows:
-                yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens)
+            for chunk_id, position, start, end, tokens, own in rows:
+                yield Chunk(chunk_id, owner, start, end, text[start:end], position, tokens, own)
 
     def chunk_spans(self) -> list[tuple[str, str, int, int]]:
         """Every chunk as (chunk id, document id, start, end), without reading any text."""
         rows = self._db.execute('SELECT id, doc_id, start, "end" FROM chunks ORDER BY doc_id, position')
         return [(str(a), str(b), int(c), int(d)) for a, b, c, d in rows]
+
+    def chunk_rows(self) -> list[tuple[str, str, int, int, int | None]]:
+        """Every chunk as (chunk id, document id, start, end, its own token count or None where it
+        was not counted), without reading any text: what a pipeline's chunk table is made of."""
+        rows = self._db.execute(
+            f'SELECT id, doc_id, start, "end", {self._text_tokens} FROM chunks ORDER BY doc_id, position'
+        )
+        return [(str(a), str(b), int(c), int(d), None if e is None else int(e)) for a, b, c, d, e in rows]
+
+    def counted_by(self) -> str | None:
+        """The tokenizer that counted the chunks' tokens, as the chunker settings name it, where every
+        document was chunked with one; None where there are several (or none)."""
+        names = {_tokenizer_of(settings) for settings in self.chunkers()}
+        return names.pop() if len(names) == 1 else None
+
+
+def _tokenizer_of(chunker_settings: str) -> str | None:
+    try:
+        settings = json.loads(chunker_settings)
+    except ValueError:
+        return None
+    name = settings.get("tokenizer") if isinstance(settings, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _title(heading: str | None, head: str) -> str:

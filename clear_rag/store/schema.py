@@ -3,6 +3,8 @@ that a store checks when it opens."""
 
 from __future__ import annotations
 
+import sqlite3
+
 SCHEMA_VERSION = 1
 
 SCHEMA = """
@@ -34,7 +36,8 @@ CREATE TABLE chunks (
     position INTEGER NOT NULL,
     start INTEGER NOT NULL,
     "end" INTEGER NOT NULL,
-    token_count INTEGER NOT NULL
+    token_count INTEGER NOT NULL,
+    text_tokens INTEGER
 );
 CREATE INDEX chunks_by_doc ON chunks (doc_id, position);
 CREATE TABLE traces (
@@ -58,3 +61,15 @@ CREATE TABLE IF NOT EXISTS turns (
 # Conversations came after schema 1 without changing what it holds: a store made before them gains
 # the table on its first turn, and reads as having no conversations until then.
 TURNS = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS turns") :].strip().rstrip(";")
+
+# Chunks' own token counts (``Chunk.text_tokens``) came after schema 1 too: a store made before them
+# gains the column (NULL in its rows) at its first change, and until then reads as holding no counts,
+# which a question then counts once (``clear_rag.retrieve.counts``).
+TEXT_TOKENS = "text_tokens"
+ADD_TEXT_TOKENS = f"ALTER TABLE chunks ADD COLUMN {TEXT_TOKENS} INTEGER"
+CHUNK_COLUMNS = f'id, doc_id, position, start, "end", token_count, {TEXT_TOKENS}'
+
+
+def has_text_tokens(db: sqlite3.Connection) -> bool:
+    """Whether the chunks table has the column of chunks' own token counts."""
+    return any(row[1] == TEXT_TOKENS for row in db.execute("PRAGMA table_info(chunks)"))

@@ -36,7 +36,7 @@ from clear_rag.store import versions
 from clear_rag.store.database import GENERATION, read_generation
 from clear_rag.store.opening import connect, prepare_folder, store_failure, write_refusal
 from clear_rag.store.reading import Reading
-from clear_rag.store.schema import SCHEMA, SCHEMA_VERSION
+from clear_rag.store.schema import ADD_TEXT_TOKENS, CHUNK_COLUMNS, SCHEMA, SCHEMA_VERSION, has_text_tokens
 from clear_rag.store.traces import TraceLog
 from clear_rag.types import Chunk, Document
 
@@ -100,6 +100,7 @@ class Store(Reading, TraceLog):
             if fresh:
                 self._create(Path(root) if root is not None else Path.cwd())
             self._check_version()
+            self.counts_kept = has_text_tokens(self._db)
             self.root = Path(self.get_meta("root") or Path.cwd())
         except sqlite3.DatabaseError as err:
             self._db.close()
@@ -190,7 +191,10 @@ class Store(Reading, TraceLog):
                 (GENERATION,),
             )
             self._db.execute(versions.RETIRED)  # a store made before versions gains the table here
+            if not self.counts_kept and not has_text_tokens(self._db):
+                self._db.execute(ADD_TEXT_TOKENS)  # and one made before chunks' own token counts, theirs
             yield read_generation(self._db)
+        self.counts_kept = True  # committed (a rolled-back change takes the column back with it)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -223,20 +227,14 @@ class Store(Reading, TraceLog):
                     for i, b in enumerate(doc.blocks)
                 ],
             )
-            self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-                [(c.id, c.doc_id, c.position, c.start, c.end, c.token_count) for c in chunks],
-            )
+            self._db.executemany(_INSERT_CHUNK, [_chunk_row(c) for c in chunks])
 
     def replace_chunks(self, doc_id: str, chunks: list[Chunk], *, chunker: str) -> None:
         """Swap a document's chunks (after a chunker change) without touching its text or blocks (so
         no version of it is kept: a reader of an earlier generation holds its chunks already)."""
         with self._changing():
             self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
-            self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-                [(c.id, c.doc_id, c.position, c.start, c.end, c.token_count) for c in chunks],
-            )
+            self._db.executemany(_INSERT_CHUNK, [_chunk_row(c) for c in chunks])
             self._db.execute("UPDATE documents SET chunker = ? WHERE id = ?", (chunker, doc_id))
 
     def delete(self, doc_id: str) -> None:
@@ -256,6 +254,13 @@ class Store(Reading, TraceLog):
         by_type = dict(one("SELECT media_type, count(*) FROM documents GROUP BY media_type ORDER BY 1"))
         size = sum(p.stat().st_size for p in self.directory.glob(f"{DB_NAME}*") if p.is_file())
         return StoreStats(docs, blocks, chunks, tokens, max_tokens, size, by_type)
+
+
+_INSERT_CHUNK = f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def _chunk_row(c: Chunk) -> tuple[str, str, int, int, int, int, int | None]:
+    return (c.id, c.doc_id, c.position, c.start, c.end, c.token_count, c.text_tokens)
 
 
 # The ingest locks this process holds, by (store folder, thread that took it).

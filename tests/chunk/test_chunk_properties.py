@@ -14,6 +14,7 @@ from clear_rag.chunk import fixed
 from clear_rag.chunk.base import Chunker, chunk_id
 from clear_rag.chunk.fixed import FixedTokenChunker
 from clear_rag.chunk.structural import StructuralChunker
+from clear_rag.chunk.whole import WholeDocumentChunker
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
 from clear_rag.types import BLOCK_KINDS, Block, Chunk, Document
 
@@ -76,6 +77,8 @@ def check_chunks(doc: Document, chunks: list[Chunk], tokenizer: TokenCounter, si
         assert not chunk.text[-1].isspace()
         inside = starts[bisect_left(starts, chunk.start) : bisect_left(starts, chunk.end)]
         assert chunk.token_count == len(inside)
+        # what the context stage reads instead of tokenising the chunk again (issue 32)
+        assert chunk.text_tokens == tokenizer.count(chunk.text)
         # Over size only when a single character yields more than size tokens (a Hangul syllable
         # decomposed into jamo), which no cut between characters can split.
         assert chunk.token_count <= size or len(set(inside)) == 1
@@ -152,3 +155,12 @@ def test_tokenising_in_pieces_gives_the_starts_of_one_tokenisation(
     finally:
         fixed.PIECE_CHARS = original
     assert pieces == sorted(start for start, _ in tokenizer.offsets(text))
+
+
+@TOKENIZERS
+@PROPERTY
+@given(doc=documents(with_blocks=True))
+def test_a_whole_document_chunk_counts_its_own_text(tokenizer: TokenCounter, doc: Document) -> None:
+    for chunk in WholeDocumentChunker(tokenizer).chunk(doc):
+        assert doc.text[chunk.start : chunk.end] == chunk.text
+        assert chunk.text_tokens == chunk.token_count == tokenizer.count(chunk.text)

@@ -196,3 +196,16 @@ def test_factory_names_the_known_chunkers_for_an_unknown_one() -> None:
 def test_factory_passes_invalid_settings_on_to_the_chunker_check() -> None:
     with pytest.raises(ValueError, match="overlap_for_splits=64"):
         make_chunker("structural", size=64, overlap=64, tokenizer=RegexTokenizer())
+
+
+def test_a_window_cut_inside_a_word_counts_its_text_as_read_alone() -> None:
+    """A window starting at a word piece ("##ros" of "tyrosine") holds one token of the document's
+    tokenisation, but read alone its text is two ("ro", "##s"): the context pays for the latter, so
+    that is what ``text_tokens`` stores (issue 32)."""
+    tokenizer = default_tokenizer()
+    text = "tyrosine-based inhibition motif"
+    chunks = FixedTokenChunker(tokenizer, size=1, overlap=0).chunk(Document("d", "d", "h", text, ()))
+    ros = next(c for c in chunks if c.text == "ros")
+    assert ros.token_count == 1
+    assert ros.text_tokens == tokenizer.count("ros") == 2
+    assert all(c.text_tokens == tokenizer.count(c.text) for c in chunks)

@@ -225,3 +225,18 @@ def test_the_render_refuses_remote_urls(script: ModuleType, caplog: pytest.LogCa
     script.render_pdf(html)
     refused = [r.getMessage() for r in caplog.records if "offline render: refusing" in r.getMessage()]
     assert len(refused) == 2 and "https://example.com/a.css" in refused[0]
+
+
+@pytest.mark.parametrize("name", [f"{layout}/{c}.pdf" for c in COMPANIES for layout in LAYOUTS])
+def test_the_truth_lists_the_page_footer_every_page_of_the_render_prints(name: str) -> None:
+    """Each page's "Page N of M" footer is furniture the pages print: unlisted, its leaks went uncounted
+    (and its numbers were counted as the filing's own page numbers)."""
+    from clear_rag.parse.pdfium import document_text
+
+    count, printed = document_text((CORPUS / "pdf" / name).read_bytes(), source=name)
+    footers = [f"Page {n} of {count}" for n in range(1, count + 1)]
+    assert all(footer in printed for footer in footers)
+    listed = [
+        f for f in _truth(name.split("/")[1].removesuffix(".pdf"))["furniture"] if f.startswith("Page ")
+    ]
+    assert listed == footers

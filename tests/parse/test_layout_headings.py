@@ -1,18 +1,19 @@
 """Headings in the layout parser (issue 31): weight read from TeX's and URW's font names and from the
 font descriptor's flags, sizes just above the body's, a heading run in at the start of its paragraph,
 and captions and code that are no headings. Rules on hand-placed words, then a paper drawn by
-reportlab at test time (``tests.parse.drawn.paper``)."""
+reportlab, the parse suite's case (``clear_rag.eval.drawn.papers.paper``)."""
 
 from __future__ import annotations
 
 import pytest
 
+from clear_rag.eval.drawn.papers import paper
 from clear_rag.parse.layout.blocks import elements_from_groups, group_lines
 from clear_rag.parse.layout.fonts import FIXED_PITCH, FORCE_BOLD, font_style
 from clear_rag.parse.layout.geometry import Line, Word
 from clear_rag.parse.layout.headings import is_heading, run_in
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from tests.parse.drawn import paper
+from tests.parse.drawn import draw
 from tests.parse.test_layout_rules import BODY, line, words
 from tests.parse.test_parse_properties import check_blocks
 
@@ -94,15 +95,15 @@ def test_a_run_in_heading_is_cut_from_its_paragraph_and_bold_words_inside_text_a
 
 
 def test_a_paper_in_tex_fonts_gets_every_heading_at_its_level_and_no_caption_or_code_among_them() -> None:
-    data, truth = paper()
-    parsed = LayoutPdfParser().parse(data, source="paper.pdf")
+    drawn = draw(paper)
+    parsed = LayoutPdfParser().parse(drawn.pdf, source="paper.pdf")
     check_blocks(parsed)
     blocks = [(b.kind, b.level, parsed.text[b.start : b.end]) for b in parsed.blocks]
-    assert [(text, level) for kind, level, text in blocks if kind == "heading"] == truth.headings
+    assert [(text, level) for kind, level, text in blocks if kind == "heading"] == drawn.headings
     paragraphs = [text for kind, _, text in blocks if kind == "paragraph"]
     assert any(text.startswith("Our dense passage retriever encodes") for text in paragraphs)
-    assert truth.captions[0] in paragraphs
+    assert drawn.of("caption")[0] in paragraphs
     code = "\n".join(text for kind, _, text in blocks if kind == "code")
-    assert code.splitlines() == truth.code
+    assert code.splitlines() == drawn.of("code")
     body = " ".join(text for kind, _, text in blocks if kind == "paragraph")
-    assert all(line in body for line in truth.body)
+    assert all(line in body for line in drawn.body)

@@ -1,5 +1,5 @@
-"""Tables as real-world PDFs draw them (issue 31), on PDFs drawn at test time (tests/parse/tabled.py),
-each checked against the truth it was drawn from."""
+"""Tables as real-world PDFs draw them (issue 31), on the parse suite's table cases drawn at test time
+(``clear_rag.eval.drawn.tabled``, ``equations``), each checked against the truth it was drawn from."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import pytest
 
+from clear_rag.eval.drawn import equations, tabled
+from clear_rag.eval.drawn.drawn import Drawn
 from clear_rag.parse.base import Parsed
 from clear_rag.parse.layout.geometry import Line, Word
 from clear_rag.parse.layout.maths import is_math
 from clear_rag.parse.layout.parser import LayoutPdfParser
-from tests.parse import tabled
-from tests.parse.tabled import Drawn
 
 
 def parse(drawn: Drawn) -> Parsed:
@@ -61,7 +61,7 @@ def test_labels_left_of_a_grid_are_in_the_same_row_as_their_numbers(rules_under_
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
     assert not any(row[0] in rest for row in drawn.rows if row[0])
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)
 
 
 @pytest.mark.parametrize("right", [0, 2, 8])
@@ -71,7 +71,7 @@ def test_a_grid_in_one_column_takes_no_labels_from_the_column_beside_it(right: i
     (rows,) = tables(parsed)
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)
 
 
 # --- a table beside a column of prose ---
@@ -84,7 +84,7 @@ def test_a_table_in_one_column_holds_none_of_the_prose_of_the_column_beside_it(r
     (rows,) = tables(parsed)
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)
 
 
 # --- mathematics ---
@@ -92,12 +92,12 @@ def test_a_table_in_one_column_holds_none_of_the_prose_of_the_column_beside_it(r
 
 @pytest.mark.parametrize("symbol_font", [True, False])
 def test_a_display_equation_is_not_a_table(symbol_font: bool) -> None:
-    drawn = tabled.display_equation(symbol_font=symbol_font)
+    drawn = equations.display_equation(symbol_font=symbol_font)
     parsed = parse(drawn)
     assert tables(parsed) == []
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
-    assert all(f"({number})" in rest for number in range(1, len(tabled.EQUATIONS) + 1))
+    assert all(flat(line) in rest for line in drawn.body)
+    assert all(f"({number})" in rest for number in range(1, len(equations.EQUATIONS) + 1))
 
 
 def cells_line(cells: list[str], *, math: bool = False, y: float = 100) -> Line:
@@ -141,7 +141,7 @@ def test_two_tables_one_under_the_other_each_with_its_heads_are_two_tables() -> 
     parsed = parse(drawn)
     assert tables(parsed) == [[list(row) for row in tabled.SALES], [list(row) for row in tabled.ASSETS]]
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)
 
 
 # --- labels wrapped over lines ---
@@ -153,7 +153,7 @@ def test_a_label_wrapped_over_lines_is_one_cell_in_the_row_of_its_values() -> No
     (rows,) = tables(parsed)
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)
 
 
 def test_a_table_with_wordy_labels_on_a_one_column_page_shows_no_gutter() -> None:
@@ -162,4 +162,4 @@ def test_a_table_with_wordy_labels_on_a_one_column_page_shows_no_gutter() -> Non
     (rows,) = tables(parsed)
     assert rows == [list(row) for row in drawn.rows]
     rest = flat(outside_tables(parsed))
-    assert all(flat(line) in rest for line in drawn.other)
+    assert all(flat(line) in rest for line in drawn.body)

@@ -1,6 +1,6 @@
 """Text at an angle to the body (issue 31): read in its own direction and set apart as furniture,
 never interleaved letter by letter, reversed, into the body; a landscape page read turned upright.
-The PDFs are drawn by reportlab at test time (``tests.parse.drawn``)."""
+The PDF is the parse suite's case (``clear_rag.eval.drawn.papers.turned``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import math
 
 import pytest
 
+from clear_rag.eval.drawn.papers import ARXIV, STAMP, turned
+from clear_rag.eval.drawn.tabled import turned_head
 from clear_rag.parse.base import Parsed
+from clear_rag.parse.layout.asides import in_cells
+from clear_rag.parse.layout.geometry import Rule, Word
 from clear_rag.parse.layout.parser import LayoutPdfParser
 from clear_rag.parse.layout.rotation import (
     body_angle,
@@ -18,7 +22,7 @@ from clear_rag.parse.layout.rotation import (
     glyph_in_frame,
     relative_angle,
 )
-from tests.parse.drawn import ARXIV, STAMP, turned
+from tests.parse.drawn import draw
 from tests.parse.test_parse_properties import check_blocks
 
 
@@ -58,8 +62,8 @@ def test_the_frame_of_a_quarter_turn_reads_up_the_page_left_to_right() -> None:
 
 
 def test_stamps_watermarks_and_upside_down_text_are_set_apart_in_their_own_reading_order() -> None:
-    data, truth = turned()
-    parsed = LayoutPdfParser().parse(data, source="turned.pdf")
+    truth = draw(turned)
+    parsed = LayoutPdfParser().parse(truth.pdf, source="turned.pdf")
     check_blocks(parsed)
     apart = texts(parsed, "furniture")
     for drawn in truth.apart:
@@ -78,9 +82,10 @@ def test_a_landscape_pages_geometry_is_the_turned_page() -> None:
     from clear_rag.parse.layout.parser import LINE_TOLERANCE, WORD_GAP
     from clear_rag.parse.pdf import page_geometry, read_pages
 
-    data, _ = turned()
     read = read_pages(
-        data, "turned.pdf", lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE)
+        draw(turned).pdf,
+        "turned.pdf",
+        lambda page: page_geometry(page, word_gap=WORD_GAP, line_tolerance=LINE_TOLERANCE),
     )
     first, _, landscape = (page.value for page in read)
     assert first is not None and landscape is not None
@@ -100,3 +105,36 @@ def test_glyphs_at_near_angles_are_one_group_and_a_watermark_is_another() -> Non
     groups = by_angle([glyph(0), glyph(0), glyph(4), glyph(-6), glyph(45), glyph(47), glyph(90)])
     assert {angle: len(found) for angle, found in groups.items()} == {0: 4, 45: 2, 90: 1}
     assert body_angle(groups) == 0
+
+
+def test_column_heads_turned_in_a_ruled_grid_are_the_tables_head_row_not_furniture() -> None:
+    """A head turned to fit a narrow column was set apart as furniture, leaving the head row empty
+    ("Region |  |  | "), and lost to the chunks (issue 31)."""
+    drawn = draw(turned_head)
+    parsed = LayoutPdfParser().parse(drawn.pdf, source="turned-head.pdf")
+    check_blocks(parsed)
+    (table,) = texts(parsed, "table")
+    assert [row.split(" | ") for row in table.splitlines()] == [list(row) for row in drawn.rows]
+    assert texts(parsed, "furniture") == [] and parsed.warnings == ()
+
+
+def test_a_turned_run_stays_only_inside_a_ruled_cell_and_only_at_a_quarter_turn() -> None:
+    """In a frame at 90 degrees, a run that reads up a cell of a grid ruled round it stays, as one word
+    on the line where it starts; the same run with no rule right of it, or at 45 degrees, is set apart."""
+    page = frame(0, 612, 792)
+    up = frame(90, 612, 792)
+    # "Net sales" reading up from (150, 200) to (150, 150) on the page, 10 points high
+    x0, top, x1, bottom = up.box(140, 150, 150, 200)
+    run = (Word("Net", x0, x0 + 18, top, bottom, 10), Word("sales", x0 + 21, x1, top, bottom, 10))
+    grid = [
+        Rule(100, 140, 300, 140),
+        Rule(100, 210, 300, 210),
+        Rule(100, 140, 100, 210),
+        Rule(200, 140, 200, 210),
+    ]
+    kept, apart = in_cells(run, up, page, 90, grid)
+    assert apart == () and [w.text for w in kept] == ["Net sales"]
+    (head,) = kept
+    assert (round(head.x0), round(head.x1), round(head.top), round(head.bottom)) == (140, 150, 190, 200)
+    assert in_cells(run, up, page, 90, grid[:3]) == ((), run)  # no rule closes it on the right
+    assert in_cells(run, up, page, 45, grid) == ((), run)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clear_rag.cli.parse import truth_path
+from clear_rag.eval.parse.corpus import truth_path
 from clear_rag.eval.parse.tokens import tokens
 from clear_rag.eval.parse.truth import load_truth
 from clear_rag.eval.scanned import scan_pdf

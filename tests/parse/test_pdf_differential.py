@@ -7,7 +7,8 @@ fairly (a paragraph or table crossing the cut would count as lost). One document
 30 s on it on two cores (50 s while other work loads them). ``CLEAR_RAG_PARSE_DIFFERENTIAL=all`` runs
 the whole corpus (about two minutes). The committed figures are ``results/parse.json``, written by
 ``clear-rag parse-eval --save-results``; speed is not compared (it follows the machine), every quality
-metric is.
+metric is. The parse suite's drawn cases are held to the file's ``cases`` part the same way, all of them
+on every commit (a few seconds a backend).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from typing import Any
 
 import pytest
 
-from clear_rag.cli.parse import DEFAULT_FOLDER, RESULT_NAME, evaluate, find_pdfs
+from clear_rag.cli.parse import DEFAULT_FOLDER, RESULT_NAME
+from clear_rag.errors import ModelMissing
+from clear_rag.eval.drawn.suite import evaluate_cases
+from clear_rag.eval.parse.corpus import evaluate, find_pdfs
+from clear_rag.parse.tesseract import available
 
 ROOT = Path(__file__).resolve().parents[2]
 PDFS = ROOT / DEFAULT_FOLDER
@@ -66,7 +71,10 @@ def regressions(
             found.append(f"{backend}: {name} {where}")
             continue
         for metric in HIGHER_IS_BETTER + LOWER_IS_BETTER:
-            if before.get(metric) is None:  # a metric the committed file predates (cells_in_rows)
+            if before.get(metric) is None:  # a metric the committed file predates, or not measured
+                continue
+            if after.get(metric) is None:
+                found.append(f"{backend}: {name}: {metric} is not measured any more")
                 continue
             drop = (
                 before[metric] - after[metric]
@@ -109,6 +117,28 @@ def test_no_metric_is_worse_than_committed(
 ) -> None:
     found = regressions(committed, measured, backend, complete=ALL)
     assert not found, "worse than results/parse.json:\n" + "\n".join(found) + "\n" + RERUN
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_drawn_case_scores_worse_than_committed(
+    committed: dict[str, Any], backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every case of the parse suite (``clear_rag.eval.drawn``), drawn again and parsed, against its
+    row in the file's ``cases`` part: a few seconds a backend, so all of them on every commit."""
+    if "cases" not in committed:
+        pytest.skip(f"results/{RESULT_NAME} has no drawn cases: `clear-rag parse-eval --save-results`")
+    if committed["cases"].get("not_drawn"):
+        pytest.skip(f"cases were not drawn for the committed file: {committed['cases']['not_drawn']}")
+    engine = available()
+    if isinstance(engine, ModelMissing):  # the scanned case is read by OCR
+        pytest.skip(str(engine))
+    measured = evaluate_cases(tmp_path_factory.mktemp("suite"), [backend])
+    if measured.get("not_drawn"):
+        pytest.skip(f"cases cannot be drawn here: {measured['not_drawn']}")
+    found = regressions(
+        {"backends": committed["cases"]["backends"]}, measured["backends"], backend, complete=True
+    )
+    assert not found, "worse than results/parse.json's cases:\n" + "\n".join(found) + "\n" + RERUN
 
 
 # -- the comparison itself, on hand-built figures (runs with or without the corpus) ----------------

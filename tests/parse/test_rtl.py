@@ -1,15 +1,16 @@
 """Right-to-left scripts in reading order (issue 31): the Unicode bidirectional algorithm undoes the
 visual order a PDF draws Arabic and Persian in, in both PDF backends, so their words can be found.
-The PDF is drawn by reportlab at test time in DejaVu Sans (``tests.parse.drawn.right_to_left``)."""
+The PDF is the parse suite's case, drawn in DejaVu Sans (``clear_rag.eval.drawn.papers.right_to_left``)."""
 
 from __future__ import annotations
 
 import pytest
 
+from clear_rag.eval.drawn.papers import right_to_left
 from clear_rag.parse.flat import FlatPdfParser
 from clear_rag.parse.layout.parser import LayoutPdfParser
 from clear_rag.parse.rtl import logical_order
-from tests.parse.drawn import right_to_left
+from tests.parse.drawn import draw
 from tests.parse.test_parse_properties import check_blocks
 
 
@@ -33,7 +34,7 @@ def test_a_line_in_visual_order_is_put_in_reading_order(seen: str, read: str) ->
 def test_arabic_and_persian_pdfs_read_in_logical_order_in_both_backends(
     parser: LayoutPdfParser | FlatPdfParser,
 ) -> None:
-    data, truth = right_to_left()
-    parsed = parser.parse(data, source="rtl.pdf")
+    truth = draw(right_to_left)
+    parsed = parser.parse(truth.pdf, source="rtl.pdf")
     check_blocks(parsed)
     assert parsed.text.split() == " ".join(truth.body).split()

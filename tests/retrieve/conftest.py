@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from clear_rag.retrieve.stages import ChunkRef, ChunkTable
+from clear_rag.tokens import TokenCount
 from clear_rag.types import Candidate
 
 DOCS = {
@@ -40,3 +41,17 @@ def table() -> ChunkTable:
 @pytest.fixture
 def cand() -> Callable[[str, float], Candidate]:
     return make_candidate
+
+
+class Recording:
+    """A tokenizer that records every text it is asked to count; named as the one it wraps unless
+    told otherwise (a store's counts stand for a tokenizer of that name)."""
+
+    def __init__(self, inner: TokenCount, name: str | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name if name is None else name
+        self.counted: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.counted.append(text)
+        return self.inner.count(text)

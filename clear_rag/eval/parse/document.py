@@ -74,16 +74,19 @@ class DocumentScore:
         return self.pages / self.seconds if self.seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The ratios first, rounded to 4 places, then the counts they are computed from."""
+        """The ratios first, rounded to 4 places, then the counts they are computed from. A ratio with
+        nothing to measure is ``None`` (not measured): the cells where the truth lists no table, the
+        furniture leaked where the pages print none, the headings where the truth lists none."""
+        tables = self.cells.truth > 0
         return {
             "words_precision": round(self.words.precision, 4),
             "words_recall": round(self.words.recall, 4),
             "words_f1": round(self.words.f1, 4),
             "order": round(self.order.fidelity, 4),
-            "cells_in_tables": round(self.cells.in_tables_rate, 4),
-            "cells_anywhere": round(self.cells.anywhere_rate, 4),
-            "cells_in_rows": round(self.rows.rate, 4),
-            "furniture_leakage": round(self.furniture.leakage, 4),
+            "cells_in_tables": round(self.cells.in_tables_rate, 4) if tables else None,
+            "cells_anywhere": round(self.cells.anywhere_rate, 4) if tables else None,
+            "cells_in_rows": round(self.rows.rate, 4) if tables else None,
+            "furniture_leakage": round(self.furniture.leakage, 4) if self.furniture.on_pages else None,
             "headings_recall": _rounded(self.headings.recall),
             "headings_precision": _rounded(self.headings.precision),
             "pages": self.pages,

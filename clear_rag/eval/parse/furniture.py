@@ -19,8 +19,9 @@ not matched again, so the page number ``23`` inside the footer ``Apple Inc. | 20
 belongs to the footer. The excess is over the whole document (the truth has no pages), so a body
 occurrence the parse lost can hide a leaked one of the same string: ``leaked`` is a lower bound where
 a parse also drops body words. Furniture the truth does not list lends its tokens to a listed string
-it contains: the 10-K renders' "Page 38 of 48" footer, unlisted, counts as the filed page numbers
-"38." and "48." on every page of Alphabet's render (listing such footers keeps them apart).
+it contains: the 10-K renders' "Page 38 of 48" footer, while the truth did not list it, counted as the
+filed page numbers "38." and "48." on every page of Alphabet's render; listed now (longer runs first),
+it keeps them apart and is counted itself.
 
 The measure this replaced counted a string only where its tokens filled a whole line of the body: a
 header that shared its line with a footer, or a page number glued to a body line, leaked 0

@@ -64,6 +64,17 @@ class Frame:
         xs, ts = zip(*(self.point(x, t) for x in (x0, x1) for t in (top, bottom)), strict=True)
         return min(xs), min(ts), max(xs), max(ts)
 
+    def on_page(self, fx: float, ftop: float) -> tuple[float, float]:
+        """The page point at ``(fx, ftop)`` of this frame: ``point`` undone (its rotation, a reflection
+        once y is turned down, is its own inverse)."""
+        u, v = fx + self.dx, ftop + self.dt
+        return u * self.cos + v * self.sin, self.page_height - (u * self.sin - v * self.cos)
+
+    def page_box(self, x0: float, top: float, x1: float, bottom: float) -> tuple[float, float, float, float]:
+        """The smallest upright page box holding a box of this frame."""
+        xs, ts = zip(*(self.on_page(x, t) for x in (x0, x1) for t in (top, bottom)), strict=True)
+        return min(xs), min(ts), max(xs), max(ts)
+
 
 def frame(angle: int, width: float, height: float) -> Frame:
     """The frame for text at ``angle`` on a page of ``width`` x ``height`` points."""

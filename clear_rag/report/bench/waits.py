@@ -26,7 +26,7 @@ def _serve(doc: dict[str, Any], name: str) -> str:
         "server first stage ms",
         "server total ms",
     ]
-    rows, stages, builds = [], [], []
+    rows, stages, builds, against = [], [], [], []
     for store, point in doc["stores"].items():
         build = point.get("build", {})
         builds.append(
@@ -57,6 +57,17 @@ def _serve(doc: dict[str, Any], name: str) -> str:
                 [store, config, stage, number(s["median"]), number(s["p90"])]
                 for stage, s in row["stage_elapsed_ms"].items()
             ]
+            if "context_vs_retrieval" in row:
+                share = row["context_vs_retrieval"]
+                against.append(
+                    [
+                        store,
+                        config,
+                        _spread(share["retrieval_ms"]),
+                        _spread(share["context_ms"]),
+                        _spread(share["ratio"]),
+                    ]
+                )
     notes = [
         "ms: median / p90 of the timed questions, client side unless marked server (the done event's "
         "timings); the cold question, which loads the indexes, is timed apart",
@@ -70,6 +81,15 @@ def _serve(doc: dict[str, Any], name: str) -> str:
         "**Each stage's own time** (its `elapsed_ms`)",
         markdown_table(["store", "config", "stage", "median ms", "p90 ms"], stages),
     ]
+    if against:
+        parts += [
+            "**The context stage against retrieval**, per question: the retrieval stages' own times "
+            "summed (keyword, vector, fusion), the context stage's, and the one over the other "
+            "(median / p90)",
+            markdown_table(
+                ["store", "config", "retrieval stages ms", "context ms", "context ÷ retrieval"], against
+            ),
+        ]
     if doc.get("target"):
         parts.append(f"Target: {doc['target']}")
     return "\n\n".join(parts)

@@ -1,22 +1,19 @@
-"""PDFs with tables drawn by reportlab at test time (issue 31), each beside its truth: the cells,
-prose and equation that were drawn, so a test checks what the layout parser made of them.
+"""Tables as real-world PDFs set them, the parse suite's table cases (issue 31): empty cells, row
+labels outside a ruled grid, a table in one column of two, display equations that are no tables, tables
+stacked one under the other, labels wrapped over lines and labels that read like prose. Each builder
+returns the PDF and its truth (``clear_rag.eval.drawn.drawn.Drawn``): the table's rows of cells ("" for a
+cell left empty), the prose and the equations drawn around it.
 
-Positions are in points from the page's top-left corner, as pdfplumber reports them; a text's ``y``
-is its baseline. Fonts are the standard 14 (Helvetica, Times-Italic, Symbol), never embedded.
+Fonts are the standard 14 (Helvetica, Times-Italic, Symbol), never embedded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from io import BytesIO
 
-from reportlab.pdfbase.pdfmetrics import stringWidth
-from reportlab.pdfgen.canvas import Canvas
+from clear_rag.eval.drawn.canvas import LEADING, SIZE, Drawing
+from clear_rag.eval.drawn.drawn import Drawn, Rows, pieces, row_piece
 
-LETTER = (612.0, 792.0)
-SIZE = 10.0
-LEADING = 13.0
 PROSE = (
     "The committee reviewed the spending of every office against the plan it approved at the start "
     "of the year and found that most offices kept well within their budgets while a few moved money "
@@ -24,57 +21,13 @@ PROSE = (
 )
 
 
-class Drawing:
-    """One reportlab page addressed top-down."""
-
-    def __init__(self, size: tuple[float, float] = LETTER) -> None:
-        self.buffer = BytesIO()
-        self.width, self.height = size
-        self.canvas = Canvas(self.buffer, pagesize=size, invariant=True)
-
-    def text(self, x: float, y: float, text: str, face: str = "Helvetica", size: float = SIZE) -> float:
-        """``text`` with its baseline at ``(x, y)``; returns where it ends."""
-        self.canvas.setFont(face, size)
-        self.canvas.drawString(x, self.height - y, text)
-        return x + stringWidth(text, face, size)
-
-    def right(self, x1: float, y: float, text: str, face: str = "Helvetica", size: float = SIZE) -> None:
-        self.canvas.setFont(face, size)
-        self.canvas.drawRightString(x1, self.height - y, text)
-
-    def line(self, x0: float, y0: float, x1: float, y1: float) -> None:
-        self.canvas.setLineWidth(0.5)
-        self.canvas.line(x0, self.height - y0, x1, self.height - y1)
-
-    def prose(self, x: float, y: float, width: float, text: str, lines: int) -> list[str]:
-        """``text``'s words filled into lines of at most ``width`` points, repeated until ``lines``
-        lines are drawn from baseline ``y``; returns the lines drawn."""
-        words = text.split()
-        drawn: list[str] = []
-        index = 0
-        while len(drawn) < lines:
-            current: list[str] = []
-            while stringWidth(" ".join([*current, words[index % len(words)]]), "Helvetica", SIZE) <= width:
-                current.append(words[index % len(words)])
-                index += 1
-            self.text(x, y + len(drawn) * LEADING, " ".join(current))
-            drawn.append(" ".join(current))
-        return drawn
-
-    def pdf(self) -> bytes:
-        self.canvas.showPage()
-        self.canvas.save()
-        return self.buffer.getvalue()
-
-
-@dataclass(frozen=True, slots=True)
-class Drawn:
-    """A drawn PDF and its truth: the table's rows of cells ("" for a cell left empty), and the
-    other text on the page (prose lines, an equation's pieces)."""
-
-    pdf: bytes
-    rows: tuple[tuple[str, ...], ...] = ()
-    other: tuple[str, ...] = ()
+def _drawn(
+    drawing: Drawing, above: Sequence[str], tables: Sequence[Rows], below: Sequence[str] = ()
+) -> Drawn:
+    """The page's PDF and its truth: prose ``above``, the ``tables``, prose ``below``."""
+    rows = [row_piece(row) for table in tables for row in table]
+    found = (*pieces("text", above), *rows, *pieces("text", below))
+    return Drawn(drawing.pdf(), found, tuple(tables))
 
 
 def grid(
@@ -111,7 +64,7 @@ def empty_cells_ruled() -> Drawn:
     """A ruled grid, labels in its first column, with an empty cell in three of its rows."""
     drawing = Drawing()
     grid(drawing, 72, 100, [120, 80, 80, 80], QUARTERS)
-    return Drawn(drawing.pdf(), QUARTERS)
+    return _drawn(drawing, (), [QUARTERS])
 
 
 def empty_cells_aligned() -> Drawn:
@@ -125,7 +78,7 @@ def empty_cells_aligned() -> Drawn:
             if cell:
                 drawing.right(260 + 80 * c, top + r * LEADING, cell)
     below = drawing.prose(72, top + (len(QUARTERS) + 1) * LEADING + 20, 468, PROSE, 3)
-    return Drawn(drawing.pdf(), QUARTERS, (*above, *below))
+    return _drawn(drawing, above, [QUARTERS], below)
 
 
 BUDGET = (
@@ -153,7 +106,7 @@ def labels_outside_grid(*, rules_under_labels: bool) -> Drawn:
     if rules_under_labels:
         drawing.line(72, bottom, left, bottom)
     below = drawing.prose(72, bottom + 30, 468, PROSE, 3)
-    return Drawn(drawing.pdf(), BUDGET, (*above, *below))
+    return _drawn(drawing, above, [BUDGET], below)
 
 
 GUTTER_X = 306.0  # the middle of a two-column page's gutter: columns 72-288 and 324-540
@@ -169,7 +122,7 @@ def ruled_beside_column(right: int = 8) -> Drawn:
     rows = tuple(row[:3] for row in QUARTERS)
     bottom = grid(drawing, 324, top, [80, 68, 68], rows)
     below = drawing.prose(324, bottom + 20, 216, PROSE, right)
-    return Drawn(drawing.pdf(), rows, (*left, *above, *below))
+    return _drawn(drawing, (*left, *above), [rows], below)
 
 
 def aligned_beside_column(right: int = 8) -> Drawn:
@@ -186,84 +139,7 @@ def aligned_beside_column(right: int = 8) -> Drawn:
             if cell:
                 drawing.right(460 + 70 * c, top + r * LEADING, cell)
     below = drawing.prose(324, top + len(rows) * LEADING + 20, 216, PROSE, right)
-    return Drawn(drawing.pdf(), rows, (*left, *above, *below))
-
-
-# An equation as a sequence of pieces: (text, face, size, rise); rise lifts a superscript (and,
-# negative, drops a subscript) off the baseline, in points.
-Piece = tuple[str, str, float, float]
-ITALIC, SYMBOL, ROMAN = "Times-Italic", "Symbol", "Times-Roman"
-SCRIPT = 7.0
-EQUATIONS: tuple[tuple[Piece, ...], ...] = (
-    (
-        ("L", ITALIC, SIZE, 0),
-        ("(", ROMAN, SIZE, 0),
-        ("q", SYMBOL, SIZE, 0),
-        (")", ROMAN, SIZE, 0),
-        ("=", SYMBOL, SIZE, 0),
-        ("-", SYMBOL, SIZE, 0),
-        ("S", SYMBOL, 14, 0),
-        ("N", ITALIC, SCRIPT, 9),
-        ("i=1", ITALIC, SCRIPT, -6),
-        ("log", ROMAN, SIZE, 0),
-        ("p", ITALIC, SIZE, 0),
-        ("(", ROMAN, SIZE, 0),
-        ("y", ITALIC, SIZE, 0),
-        ("i", ITALIC, SCRIPT, -3),
-        ("|", SYMBOL, SIZE, 0),
-        ("x", ITALIC, SIZE, 0),
-        ("i", ITALIC, SCRIPT, -3),
-        (")", ROMAN, SIZE, 0),
-    ),
-    (
-        ("", ROMAN, SIZE, 0),
-        ("=", SYMBOL, SIZE, 0),
-        ("-", SYMBOL, SIZE, 0),
-        ("S", SYMBOL, 14, 0),
-        ("i", ITALIC, SCRIPT, -6),
-        ("y", ITALIC, SIZE, 0),
-        ("i", ITALIC, SCRIPT, -3),
-        ("q", SYMBOL, SIZE, 0),
-        ("T", ITALIC, SCRIPT, 4),
-        ("x", ITALIC, SIZE, 0),
-        ("i", ITALIC, SCRIPT, -3),
-        ("+", SYMBOL, SIZE, 0),
-        ("l", SYMBOL, SIZE, 0),
-        ("q", SYMBOL, SIZE, 0),
-        ("2", ROMAN, SCRIPT, 4),
-    ),
-    (
-        ("", ROMAN, SIZE, 0),
-        ("=", SYMBOL, SIZE, 0),
-        ("a", SYMBOL, SIZE, 0),
-        ("+", SYMBOL, SIZE, 0),
-        ("b", SYMBOL, SIZE, 0),
-        ("x", ITALIC, SIZE, 0),
-        ("2", ROMAN, SCRIPT, 4),
-    ),
-)
-
-
-def display_equation(*, symbol_font: bool = True) -> Drawn:
-    """A paragraph, a three-line display equation (its lines aligned at "=", with sums, sub- and
-    superscripts in the Symbol and Times-Italic fonts, or with ``symbol_font`` false in Times alone,
-    and an equation number at the right margin), and another paragraph. Its truth: the prose lines
-    drawn."""
-    drawing = Drawing()
-    above = drawing.prose(72, 80, 468, PROSE, 3)
-    top = 80 + 3 * LEADING + 24
-    for r, pieces in enumerate(EQUATIONS):
-        y = top + r * 2 * LEADING
-        x = 250.0 - stringWidth("L(q)", ROMAN, SIZE) - 6  # the lines' "=" signs line up at 250
-        for index, (text, face, size, rise) in enumerate(pieces):
-            if text == "=":
-                x = 250.0
-            gap = 0.0 if rise or index == 0 else 2.5
-            face = face if symbol_font or face != SYMBOL else ROMAN
-            x = drawing.text(x + gap, y - rise, text, face, size) if text else x
-        drawing.right(540, y, f"({r + 1})", ROMAN)
-    below = drawing.prose(72, top + 2 * LEADING * len(EQUATIONS) + 10, 468, PROSE, 3)
-    return Drawn(drawing.pdf(), (), (*above, *below))
+    return _drawn(drawing, (*left, *above), [rows], below)
 
 
 SALES = (
@@ -295,7 +171,7 @@ def stacked_tables() -> Drawn:
             y += LEADING
         y += LEADING  # a blank line between them
     below = drawing.prose(72, y, 468, PROSE, 3)
-    return Drawn(drawing.pdf(), SALES + ASSETS, (*above, *below))
+    return _drawn(drawing, above, [SALES, ASSETS], below)
 
 
 # A statement's rows: each a label (its lines, as wrapped on the page) and its values ("" for none).
@@ -333,7 +209,7 @@ def wrapped_labels() -> Drawn:
                 drawing.right(460 + 80 * c, y, value)
     below = drawing.prose(72, y + LEADING + 20, 468, PROSE, 3)
     rows = (("", *heads), *((" ".join(label), *values) for label, values in STATEMENT))
-    return Drawn(drawing.pdf(), rows, (*above, *below))
+    return _drawn(drawing, above, [rows], below)
 
 
 COSTS = (
@@ -355,4 +231,36 @@ def wordy_labels() -> Drawn:
         for c, cell in enumerate(row[1:]):
             drawing.right(460 + 80 * c, top + r * LEADING, cell)
     below = drawing.prose(72, top + len(COSTS) * LEADING + 10, 468, PROSE, 4)
-    return Drawn(drawing.pdf(), COSTS, (*above, *below))
+    return _drawn(drawing, above, [COSTS], below)
+
+
+TURNED_HEAD = ("Region", "Net sales", "Operating income", "Headcount")
+TURNED_ROWS = (
+    ("Americas", "167,045", "67,656", "31,200"),
+    ("Europe", "101,328", "41,790", "18,400"),
+    ("Greater China", "66,952", "27,082", "9,750"),
+)
+
+
+def turned_head() -> Drawn:
+    """A ruled grid whose head cells are set turned a quarter round (reading up the page), as narrow
+    columns under long heads are; the stub head upright; prose above and below."""
+    drawing = Drawing()
+    above = drawing.prose(72, 80, 468, PROSE, 3)
+    top, head, height = 80 + 3 * LEADING + 20, 90.0, 1.6 * LEADING
+    edges = [72.0, 212.0, 292.0, 372.0, 452.0]
+    bottom = top + head + height * len(TURNED_ROWS)
+    for y in (top, top + head, *(top + head + height * (r + 1) for r in range(len(TURNED_ROWS)))):
+        drawing.line(edges[0], y, edges[-1], y)
+    for x in edges:
+        drawing.line(x, top, x, bottom)
+    drawing.text(edges[0] + 4, top + head - 6, TURNED_HEAD[0])
+    for c, label in enumerate(TURNED_HEAD[1:], start=1):
+        drawing.turned((edges[c] + edges[c + 1]) / 2 + SIZE / 3, top + head - 6, 90, label)
+    for r, row in enumerate(TURNED_ROWS):
+        y = top + head + r * height + height / 2 + SIZE / 3
+        drawing.text(edges[0] + 4, y, row[0])
+        for c, cell in enumerate(row[1:], start=1):
+            drawing.right(edges[c + 1] - 4, y, cell)
+    below = drawing.prose(72, bottom + 30, 468, PROSE, 3)
+    return _drawn(drawing, above, [(TURNED_HEAD, *TURNED_ROWS)], below)
