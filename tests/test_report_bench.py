@@ -16,6 +16,7 @@ import typer
 from clear_rag.cli.app import app
 from clear_rag.errors import InputError
 from clear_rag.report.bench import bench_ratios, bench_table, number, retrieval_ratios, times
+from clear_rag.report.bench.retrieval import ONE_AT_A_TIME
 from clear_rag.report.commands import command_for, reproduce_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +71,64 @@ def _ratio(doc: dict[str, Any], peer: str, measure: str) -> float:
     return next(r.value for r in retrieval_ratios(doc) if r.peer == peer and r.measure == measure)
 
 
+def with_one_at_a_time(doc: dict[str, Any], ours_one_s: float, peer_one_s: float) -> dict[str, Any]:
+    """``doc`` as bench/retrieval.py now writes it: a second peer without a batched API (tantivy,
+    whose batched figure is its loop), and each engine's one-query-at-a-time loop over the three
+    queries: clear-rag's in ``ours_one_s``, bm25s-numba's in ``peer_one_s``, tantivy's in 0.006 s."""
+    suite = doc["keyword"]["toy"]
+    engines = suite["engines"]
+    engines["tantivy"] = {**engines["bm25s-numba"], "queries_per_s": 3 / 0.006}
+    for name, row in engines.items():
+        row["batched_api"] = name != "tantivy"
+    ours_qps = 3 / ours_one_s
+
+    def one(qps: float) -> dict[str, Any]:
+        return {
+            "call": "one call",
+            "queries_per_s": qps,
+            "queries_timed": 3,
+            "clear_rag_queries_per_s_same_queries": ours_qps,
+            "cpu_clear_rag_over_peer_qps": ours_qps / qps,
+            "agreement": {"overlap_at_10": 1.0},
+        }
+
+    suite["data"] = "synthetic"
+    suite["one_at_a_time"] = {
+        "clear-rag": one(ours_qps),
+        "bm25s-numba": one(3 / peer_one_s),
+        "tantivy": one(3 / 0.006),
+    }
+    return doc
+
+
+def test_one_at_a_time_rows_are_their_own_ratios_and_a_loop_is_named_as_one() -> None:
+    doc = with_one_at_a_time(retrieval_doc(), ours_one_s=0.004, peer_one_s=0.010)
+    ratios = {(r.peer, r.measure): r.value for r in retrieval_ratios(doc)}
+    assert ratios["bm25s-numba", ONE_AT_A_TIME] == pytest.approx((3 / 0.004) / (3 / 0.010))
+    assert ratios["tantivy", ONE_AT_A_TIME] == pytest.approx((3 / 0.004) / (3 / 0.006))
+    # Batched: clear-rag's one call against bm25s's one call, and against tantivy's loop, said so.
+    assert ratios["bm25s-numba", "queries/s, batched"] == pytest.approx((3 / 0.003) / (3 / 0.004))
+    assert ratios["tantivy", "queries/s, clear-rag batched, peer looped"] == pytest.approx(
+        (3 / 0.003) / (3 / 0.006)
+    )
+    table = bench_table(doc, "toy")
+    batched, one = table.split("**One query at a time")
+    assert "| tantivy | toy: 3 synthetic documents | a loop: no batched API |" in batched
+    assert f"| {times((3 / 0.004) / (3 / 0.010))} (CPU time " in one
+    assert "one query at a time" not in batched.lower()  # the batched table never says it
+
+
+def test_a_slower_one_at_a_time_peer_moves_only_its_one_at_a_time_ratio() -> None:
+    base = with_one_at_a_time(retrieval_doc(), ours_one_s=0.004, peer_one_s=0.010)
+    slower = with_one_at_a_time(retrieval_doc(), ours_one_s=0.004, peer_one_s=0.020)
+    before = {(r.peer, r.measure): r.value for r in retrieval_ratios(base)}
+    after = {(r.peer, r.measure): r.value for r in retrieval_ratios(slower)}
+    assert after.pop(("bm25s-numba", ONE_AT_A_TIME)) == pytest.approx(
+        2 * before.pop(("bm25s-numba", ONE_AT_A_TIME))
+    )
+    assert after == before
+
+
 # -- bench_table --------------------------------------------------------------------------------
 
 
@@ -110,7 +169,12 @@ def test_doubling_a_time_moves_the_ratio_by_half() -> None:
 
 
 @pytest.mark.parametrize(
-    ("doc", "name"), [(retrieval_doc(), "toy"), (_load(RESULTS / "bench" / "retrieval.json"), "retrieval")]
+    ("doc", "name"),
+    [
+        (retrieval_doc(), "toy"),
+        (with_one_at_a_time(retrieval_doc(), ours_one_s=0.004, peer_one_s=0.010), "toy"),
+        (_load(RESULTS / "bench" / "retrieval.json"), "retrieval"),
+    ],
 )
 def test_the_plot_and_the_table_show_the_same_ratios(doc: dict[str, Any], name: str) -> None:
     found = bench_ratios(doc, name)
@@ -126,10 +190,11 @@ def test_recomputed_ratios_equal_the_ones_the_benchmark_wrote() -> None:
     """The direction of each ratio is the script's own."""
     doc = _load(RESULTS / "bench" / "retrieval.json")
     for r in retrieval_ratios(doc):
-        row = doc["keyword"][r.section]["engines"][r.peer]
+        suite = doc["keyword"][r.section]
+        row = suite["one_at_a_time" if r.measure == ONE_AT_A_TIME else "engines"][r.peer]
         stored = (
             row["clear_rag_over_peer_qps"]
-            if r.measure == "queries/s"
+            if r.measure.startswith("queries/s")
             else 1 / row["clear_rag_over_peer_build"]
         )
         assert r.value == pytest.approx(stored)

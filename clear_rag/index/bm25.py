@@ -55,7 +55,7 @@ from clear_rag.index.postings import (
     posting_weights,
     without,
 )
-from clear_rag.index.ranking import Weighted, top_k, weighted
+from clear_rag.index.ranking import Scratches, Weighted, top_k, top_one, weighted
 from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm
 from clear_rag.index.stored import FILES, META_FILE
 
@@ -70,6 +70,7 @@ class _State:
     weighted: Weighted  # raw's postings with their BM25 weights, as queries read them
     rows: _Rows  # each id's row, for updates
     term_of: dict[str, int]
+    scratches: Scratches  # working memory lent to one-query searches of this version
 
     @property
     def row_of(self) -> dict[str, int]:
@@ -197,8 +198,15 @@ class BM25Index:
         return other
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The ``k`` best ``(id, score)`` pairs for ``query``; ``[]`` when nothing matches."""
-        return self.search_many([query], k)[0]
+        """The ``k`` best ``(id, score)`` pairs for ``query``; ``[]`` when nothing matches.
+
+        ``search_many([query], k)[0]``, bit for bit, on a path of its own: ``ask`` and ``serve``
+        search one question at a time, and through the batched call the numpy setup around the
+        kernel cost as much as the scoring."""
+        _check_k(k)
+        state = self._state
+        known = [t for t in map(state.term_of.get, self.analyzer.terms(query)) if t is not None]
+        return top_one(state.weighted, state.scratches, np.array(known, dtype=np.int64), k)
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
         """``search`` for each query, all against the same version of the index."""
@@ -245,9 +253,8 @@ class BM25Index:
         scores = posting_weights(raw, IDF[self.idf](n_docs, df), norm, self.k1)
         if term_of is None:
             term_of = dict(zip(raw.vocab, range(len(raw.vocab)), strict=True))
-        return _State(
-            raw, weighted(raw, scores, id_rank), rows if rows is not None else _Rows(raw.ids), term_of
-        )
+        rows = rows if rows is not None else _Rows(raw.ids)
+        return _State(raw, weighted(raw, scores, id_rank), rows, term_of, Scratches())
 
     def _term_ids(self, state: _State, queries: list[str]) -> tuple[IntArray, IntArray]:
         """The known terms of every query, as term numbers end to end, and where each query starts."""

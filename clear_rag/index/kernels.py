@@ -44,14 +44,20 @@ clear_rag.index.warm``) and loaded from that cache; until then searches take the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from clear_rag.index.scoring import FloatArray, IntArray
 
-__all__ = ["top_k"]
+__all__ = ["Scratch", "scratch", "top_k", "top_one"]
+
+BoolArray = npt.NDArray[np.bool_]
+# What a query reads of an index, in the order the kernels take it: indptr, docs, weights, bounds,
+# dense_row, dense, id_rank (see top_k).
+Arrays = tuple[IntArray, IntArray, FloatArray, FloatArray, IntArray, FloatArray, IntArray]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -230,6 +236,105 @@ def _best_k(scores: FloatArray, rows: IntArray, n: int, k: int, id_rank: IntArra
 
 
 @_compiled
+def _one_query(
+    query: IntArray,
+    index: Arrays,
+    k: int,
+    work: tuple[
+        FloatArray, IntArray, IntArray, BoolArray, FloatArray, IntArray, IntArray, FloatArray, FloatArray
+    ],
+    out_rows: IntArray,
+    out_scores: FloatArray,
+) -> tuple[int, int]:
+    """One query's best ``k`` rows written to ``out_rows`` and their scores to ``out_scores``; returns
+    how many, and the postings read. ``index`` is :func:`top_k`'s arrays from ``indptr`` to
+    ``id_rank``; ``work`` is scratch: ``score`` all zeros and ``is_candidate`` all False on entry,
+    and so again on return, ``seen`` of ``n_docs + 1``, ``candidates`` and ``above`` of ``n_docs``,
+    ``heap`` of ``k``, ``terms`` and ``counts`` of the query's length, ``rest`` one more. The batched
+    and the one-query entry points both run this, so both give the same list."""
+    indptr, docs, weights, bounds, dense_row, dense, id_rank = index
+    score, seen, candidates, is_candidate, heap, above, terms, counts, rest = work
+    read = 0
+    n_terms = _query_terms(query, bounds, terms, counts)
+    rest[n_terms] = 0.0  # rest[i]: the most the terms from i on can add to a score
+    for i in range(n_terms - 1, -1, -1):
+        rest[i] = rest[i + 1] + counts[i] * bounds[terms[i]]
+    slack = 1.0 + 4.0 * (n_terms + 1) * EPSILON
+    n_seen, theta, best, i = 0, 0.0, 0.0, 0
+    # Phase 1: whole lists, until the terms left cannot lift an unseen document into the top k.
+    while i < n_terms:
+        term, count = terms[i], counts[i]
+        for p in range(indptr[term], indptr[term + 1]):
+            row = docs[p]
+            before = score[row]
+            seen[n_seen] = row
+            n_seen += before == 0.0  # weights are positive, so zero means not seen yet
+            after = before + count * weights[p]
+            score[row] = after
+            best = max(best, after)
+        read += indptr[term + 1] - indptr[term]
+        i += 1
+        # theta <= best, so the k-th best is worth finding only once rest is below best.
+        if i < n_terms and n_seen >= k and rest[i] * slack < best:
+            kth = _raised(rest[i] * slack, score, seen, n_seen, k, heap, above)
+            if rest[i] * slack < kth:
+                theta = kth
+                break
+    n = 0
+    for x in range(n_seen):
+        row = seen[x]
+        candidates[n] = row
+        n += (score[row] + rest[i]) * slack >= theta
+    # Phase 2: the candidates alone. A term in many documents has its weights in a dense row too,
+    # one read per candidate; another term's list is read in full or each candidate looked up.
+    for x in range(n):
+        is_candidate[candidates[x]] = True
+    for j in range(i, n_terms):
+        lo, hi, count, row_of_term = (
+            indptr[terms[j]],
+            indptr[terms[j] + 1],
+            counts[j],
+            dense_row[terms[j]],
+        )
+        if (row_of_term < 0 and hi - lo < READ_PER_CANDIDATE * n) or (
+            row_of_term >= 0 and hi - lo <= DENSE_READ_PER_CANDIDATE * n
+        ):
+            read += hi - lo
+            for p in range(lo, hi):
+                if is_candidate[docs[p]]:
+                    score[docs[p]] += count * weights[p]
+        elif row_of_term >= 0:
+            read += n
+            for x in range(n):
+                score[candidates[x]] += count * dense[row_of_term, candidates[x]]
+        else:
+            read += n
+            for x in range(n):
+                p = _locate(docs, lo, hi, candidates[x])
+                if p >= 0:
+                    score[candidates[x]] += count * weights[p]
+        # theta rises to the k-th best candidate; those that can no longer reach it go.
+        if n > k:
+            theta = _raised(theta, score, candidates, n, k, heap, above)
+            kept = 0
+            for x in range(n):
+                row = candidates[x]
+                candidates[kept] = row
+                stays = (score[row] + rest[j + 1]) * slack >= theta
+                is_candidate[row] = stays
+                kept += stays
+            n = kept
+    for x in range(n):
+        is_candidate[candidates[x]] = False
+    found = _best_k(score, candidates, n, k, id_rank, out_rows)
+    for x in range(found):
+        out_scores[x] = score[out_rows[x]]
+    for x in range(n_seen):
+        score[seen[x]] = 0.0
+    return found, read
+
+
+@_compiled
 def _top_k(
     term_ids: IntArray,
     query_ptr: IntArray,
@@ -256,84 +361,39 @@ def _top_k(
     for q in range(n_queries):
         longest = max(longest, query_ptr[q + 1] - query_ptr[q])
     terms, counts, rest = np.empty(longest, dtype=np.int64), np.empty(longest), np.empty(longest + 1)
+    index = (indptr, docs, weights, bounds, dense_row, dense, id_rank)
+    work = (score, seen, candidates, is_candidate, heap, above, terms, counts, rest)
     for q in range(n_queries):
-        n_terms = _query_terms(term_ids[query_ptr[q] : query_ptr[q + 1]], bounds, terms, counts)
-        rest[n_terms] = 0.0  # rest[i]: the most the terms from i on can add to a score
-        for i in range(n_terms - 1, -1, -1):
-            rest[i] = rest[i + 1] + counts[i] * bounds[terms[i]]
-        slack = 1.0 + 4.0 * (n_terms + 1) * EPSILON
-        n_seen, theta, best, i = 0, 0.0, 0.0, 0
-        # Phase 1: whole lists, until the terms left cannot lift an unseen document into the top k.
-        while i < n_terms:
-            term, count = terms[i], counts[i]
-            for p in range(indptr[term], indptr[term + 1]):
-                row = docs[p]
-                before = score[row]
-                seen[n_seen] = row
-                n_seen += before == 0.0  # weights are positive, so zero means not seen yet
-                after = before + count * weights[p]
-                score[row] = after
-                best = max(best, after)
-            read[q] += indptr[term + 1] - indptr[term]
-            i += 1
-            # theta <= best, so the k-th best is worth finding only once rest is below best.
-            if i < n_terms and n_seen >= k and rest[i] * slack < best:
-                kth = _raised(rest[i] * slack, score, seen, n_seen, k, heap, above)
-                if rest[i] * slack < kth:
-                    theta = kth
-                    break
-        n = 0
-        for x in range(n_seen):
-            row = seen[x]
-            candidates[n] = row
-            n += (score[row] + rest[i]) * slack >= theta
-        # Phase 2: the candidates alone. A term in many documents has its weights in a dense row too,
-        # one read per candidate; another term's list is read in full or each candidate looked up.
-        for x in range(n):
-            is_candidate[candidates[x]] = True
-        for j in range(i, n_terms):
-            lo, hi, count, row_of_term = (
-                indptr[terms[j]],
-                indptr[terms[j] + 1],
-                counts[j],
-                dense_row[terms[j]],
-            )
-            if (row_of_term < 0 and hi - lo < READ_PER_CANDIDATE * n) or (
-                row_of_term >= 0 and hi - lo <= DENSE_READ_PER_CANDIDATE * n
-            ):
-                read[q] += hi - lo
-                for p in range(lo, hi):
-                    if is_candidate[docs[p]]:
-                        score[docs[p]] += count * weights[p]
-            elif row_of_term >= 0:
-                read[q] += n
-                for x in range(n):
-                    score[candidates[x]] += count * dense[row_of_term, candidates[x]]
-            else:
-                read[q] += n
-                for x in range(n):
-                    p = _locate(docs, lo, hi, candidates[x])
-                    if p >= 0:
-                        score[candidates[x]] += count * weights[p]
-            # theta rises to the k-th best candidate; those that can no longer reach it go.
-            if n > k:
-                theta = _raised(theta, score, candidates, n, k, heap, above)
-                kept = 0
-                for x in range(n):
-                    row = candidates[x]
-                    candidates[kept] = row
-                    stays = (score[row] + rest[j + 1]) * slack >= theta
-                    is_candidate[row] = stays
-                    kept += stays
-                n = kept
-        for x in range(n):
-            is_candidate[candidates[x]] = False
-        found[q] = _best_k(score, candidates, n, k, id_rank, out_rows[q])
-        for x in range(found[q]):
-            out_scores[q, x] = score[out_rows[q, x]]
-        for x in range(n_seen):
-            score[seen[x]] = 0.0
+        query = term_ids[query_ptr[q] : query_ptr[q + 1]]
+        found[q], read[q] = _one_query(query, index, k, work, out_rows[q], out_scores[q])
     return out_rows, out_scores, found, read
+
+
+@_compiled
+def _top_one(
+    query: IntArray,
+    indptr: IntArray,
+    docs: IntArray,
+    weights: FloatArray,
+    bounds: FloatArray,
+    dense_row: IntArray,
+    dense: FloatArray,
+    id_rank: IntArray,
+    k: int,
+    score: FloatArray,
+    rows: IntArray,
+    is_candidate: BoolArray,
+    out_rows: IntArray,
+    out_scores: FloatArray,
+) -> int:
+    n_docs = id_rank.size
+    seen, candidates = rows[: n_docs + 1], rows[n_docs + 1 : 2 * n_docs + 1]
+    above = rows[2 * n_docs + 1 : 3 * n_docs + 1]
+    terms, counts, rest = np.empty(query.size, dtype=np.int64), np.empty(query.size), np.empty(query.size + 1)
+    index = (indptr, docs, weights, bounds, dense_row, dense, id_rank)
+    work = (score, seen, candidates, is_candidate, np.empty(k), above, terms, counts, rest)
+    found, _ = _one_query(query, index, k, work, out_rows, out_scores)
+    return found
 
 
 def top_k(
@@ -376,3 +436,39 @@ def top_k(
         id_rank,
         min(k, id_rank.size),
     )
+
+
+class Scratch(NamedTuple):
+    """Working memory of one :func:`top_one` search over ``n`` documents (:func:`scratch`)."""
+
+    score: FloatArray  # n zeros: the accumulator
+    rows: IntArray  # 3n + 1: the rows seen, the candidates, and those above theta
+    is_candidate: BoolArray  # n False
+
+
+def scratch(n_docs: int) -> Scratch:
+    """Working memory for one :func:`top_one` search at a time over ``n_docs`` documents."""
+    return Scratch(
+        np.zeros(n_docs), np.empty(3 * n_docs + 1, dtype=np.int64), np.zeros(n_docs, dtype=np.bool_)
+    )
+
+
+def top_one(
+    query: IntArray,
+    arrays: Arrays,
+    k: int,
+    scratch: Scratch,
+    out_rows: IntArray,
+    out_scores: FloatArray,
+) -> int:
+    """:func:`top_k` of the one query ``query``, into buffers the caller owns; returns how many of
+    ``out_rows`` and ``out_scores`` hold its results, best first.
+
+    ``arrays`` are :func:`top_k`'s, ``indptr`` to ``id_rank`` in its order. ``k`` is a positive int
+    at most the number of rows, and ``out_rows`` and ``out_scores`` hold at least ``k``. ``scratch``
+    is working memory for one search at a time, lent by the caller: it is left as it came (zero
+    scores, no candidates), so the next search can take it as it is. The batched call allocates
+    arrays the size of the index for each call (at 100,000 documents, with the page faults of
+    touching them, they cost more than a query's scoring); this one reuses them.
+    """
+    return _top_one(query, *arrays, k, *scratch, out_rows, out_scores)

@@ -6,13 +6,17 @@ compile runs in the background, never in a question), numpy scores every matchin
 (:func:`exhaustive`). Both add a document's weights in :func:`clear_rag.index.scoring.summation_order`
 and break ties by id, so both give the same list, bit for bit (``tests/index/test_bm25_pruning.py``),
 and a process switching from one to the other halfway through its questions answers them alike.
+
+:func:`top_k` ranks a batch of queries in one kernel call; :func:`top_one` ranks one query, as
+``ask`` and ``serve`` search, in working memory the index lends (:class:`Scratches`), and gives the
+same list as :func:`top_k` does for that query (``tests/index/test_bm25_one.py``).
 """
 
 from __future__ import annotations
 
 import itertools
 from types import ModuleType
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +26,12 @@ from clear_rag.index.postings import Postings, dense_rows
 from clear_rag.index.scoring import FloatArray, IntArray, summation_order, term_bounds
 from clear_rag.index.selection import top_rows
 
+if TYPE_CHECKING:  # the kernels module imports numba, which a search loads only once it is ready
+    from clear_rag.index.kernels import Scratch
+
 ObjectArray = npt.NDArray[np.object_]
 
-__all__ = ["Weighted", "exhaustive", "top_k", "weighted"]
+__all__ = ["Scratches", "Weighted", "exhaustive", "top_k", "top_one", "weighted"]
 
 # Results one kernel call may hold (queries x k): search_many(queries, k=len(index)) goes in slices.
 RESULTS_PER_CALL = 1 << 20
@@ -83,6 +90,53 @@ def top_k(index: Weighted, term_ids: IntArray, query_ptr: IntArray, k: int) -> l
             return _every_exhaustive(index, term_ids, query_ptr, k)
         found += _pairs(index.ids, rows, scores, counts)
     return found
+
+
+class Scratches:
+    """Working memory for the one-query kernel over one version of an index: a set per search running
+    at once, each lent to one search and given back after it. ``serve`` searches from several
+    threads, and the kernel releases the GIL, so two searches must never share a set; a list's
+    ``pop`` and ``append`` are atomic, so no lock is needed. There are as many sets as searches
+    have ever run at once, each about 33 bytes per document."""
+
+    def __init__(self) -> None:
+        self._free: list[Scratch] = []
+
+    def take(self, kernels: ModuleType, n_docs: int) -> Scratch:
+        try:
+            return self._free.pop()
+        except IndexError:
+            found: Scratch = kernels.scratch(n_docs)
+            return found
+
+    def give(self, scratch: Scratch) -> None:
+        self._free.append(scratch)
+
+
+def top_one(index: Weighted, scratches: Scratches, term_ids: IntArray, k: int) -> list[tuple[str, float]]:
+    """``top_k`` of the one query ``term_ids``: what ``ask`` and ``serve`` call, once per question.
+
+    The same list as ``top_k`` gives for it, bit for bit (the kernel runs the very loop of the
+    batched one), without what the batched call costs around it: the query pointers, the arrays
+    the size of the index allocated afresh (``scratches`` lends them), and the results of a batch
+    unpacked query by query."""
+    kernels = _kernels()
+    if kernels is None:
+        return exhaustive(index, term_ids, k)
+    n_docs = index.id_rank.size
+    if not n_docs:
+        return []
+    k = min(k, n_docs)
+    out_rows, out_scores = np.empty(k, dtype=np.int64), np.empty(k)
+    scratch = scratches.take(kernels, n_docs)
+    try:
+        found = kernels.top_one(term_ids, index[1:], k, scratch, out_rows, out_scores)
+    except TypeError as err:  # refused at the call, before the kernel touched the scratch
+        compiled.fall_back(err)
+        return exhaustive(index, term_ids, k)
+    finally:
+        scratches.give(scratch)
+    return list(zip(index.ids[out_rows[:found]].tolist(), out_scores[:found].tolist(), strict=True))
 
 
 def _every_exhaustive(

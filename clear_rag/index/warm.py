@@ -10,12 +10,12 @@ BM25 kernel for 15.7 s inside the question, and a server's first question waited
 runs this module as a command, in a process of its own, to compile them: the compile holds that
 process's GIL, not the server's.
 
-:func:`exercise` calls each kernel searches call (``kernels.top_k``, ``prepass.bounds``,
-``prepass.survivors``, ``prepass.exact_scores``, ``prepass.block_top_k``) once, on a tiny index,
-with arguments of the very types the searches pass (numba compiles one machine-code version per
-combination of argument types, and read-only arrays are a type of their own). In the command's
-process that compiles them; in a serving process, after the command, the same calls load them from
-the cache in well under a second.
+:func:`exercise` calls each kernel searches call (``kernels.top_k``, ``kernels.top_one``,
+``prepass.bounds``, ``prepass.survivors``, ``prepass.exact_scores``, ``prepass.block_top_k``) once, on a
+tiny index, with arguments of the very types the searches pass (numba compiles one machine-code version
+per combination of argument types, and read-only arrays are a type of their own). In the command's
+process that compiles them; in a serving process, after the command, the same calls load them from the
+cache in well under a second.
 ``tests/index/test_compiled.py`` runs the searches against the result with compiling switched off,
 so a search that passed other types would fail there, not compile in a question.
 
@@ -107,7 +107,14 @@ def entry_points() -> list[Any]:
     """The numba dispatchers searches call from Python (the others are compiled into these)."""
     from clear_rag.index import kernels, prepass
 
-    return [kernels._top_k, prepass._approximate, prepass._survivors, prepass._exact_at, prepass._block_top_k]
+    return [
+        kernels._top_k,
+        kernels._top_one,
+        prepass._approximate,
+        prepass._survivors,
+        prepass._exact_at,
+        prepass._block_top_k,
+    ]
 
 
 def exercise() -> int:
@@ -126,6 +133,11 @@ def exercise() -> int:
     id_rank = np.arange(3, dtype=np.int64)
     term_ids, query_ptr = np.array([0, 1], dtype=np.int64), np.array([0, 2], dtype=np.int64)
     kernels.top_k(term_ids, query_ptr, indptr, docs, weights, bounds, dense_row, dense, id_rank, 2)
+    # One query (clear_rag.index.ranking.top_one): the same arrays, its scratch and its output buffers.
+    out_rows, out_scores = np.empty(2, dtype=np.int64), np.empty(2)
+    scratch = kernels.scratch(id_rank.size)
+    arrays = (indptr, docs, weights, bounds, dense_row, dense, id_rank)
+    kernels.top_one(term_ids, arrays, 2, scratch, out_rows, out_scores)
     # The pre-pass (clear_rag.index.vectors.VectorIndex._search_prepass): its int8 copy and writable
     # float32 query and bounds; the matrix read-only, as VectorIndex.matrix hands it out (memory-mapped
     # or not), and the rows intp, as prepass.survivors returns them.

@@ -46,6 +46,13 @@ class Counting:
         self.calls += 1
         return self.bm25.top_k(*args)
 
+    def top_one(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.bm25.top_one(*args)
+
+    def scratch(self, n_docs: int) -> Any:
+        return self.bm25.scratch(n_docs)
+
 
 class HeldWarmUp:
     """A warm-up whose compile ends when the test releases it; records whether a search saw it end."""
