@@ -222,7 +222,15 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=50, help="timed questions per store and config")
     parser.add_argument("--docs", type=int, default=100_000, help="synthetic passages (one chunk each)")
     parser.add_argument("--no-keyword-only", action="store_true", help="time the hybrid config only")
+    parser.add_argument(
+        "--memory", action="store_true", help="a fresh server's memory instead (bench.serve_memory)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--memory: fresh servers per side (median)")
+    parser.add_argument("--before", help="--memory: an earlier commit whose server to measure beside")
     args = parser.parse_args()
+    if args.memory:
+        _memory(args.docs, args.rounds, args.before)
+        return
     configs = {"hybrid": CONFIGS["hybrid"]} if args.no_keyword_only else CONFIGS
     started = time.perf_counter()
     result: dict[str, Any] = {
@@ -267,6 +275,20 @@ def main() -> None:
         )
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
     publish("serve", result, render)
+
+
+def _memory(docs: int, rounds: int, before: str | None) -> None:
+    from bench import serve_memory
+
+    started, load_at_start = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
+    with tempfile.TemporaryDirectory() as tmp:
+        result = serve_memory.measure_memory(docs, rounds, before, Path(tmp))
+    result |= {
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
+    publish("serve-memory", result, serve_memory.render)
 
 
 if __name__ == "__main__":

@@ -489,3 +489,40 @@ def test_the_live_page_shows_the_context_stage_against_retrieval_where_measured(
     assert f"| {number(ratio['median'])} / {number(ratio['p90'])} |" in table
     # a file written before the benchmark measured it shows no such table, rather than an empty one
     assert "The context stage against retrieval" not in bench_table(serve_doc(against=False), "serve")
+
+
+def serve_memory_doc(before_peak_mb: float | None) -> dict[str, Any]:
+    """A server peaking at 400 MB over three chunks, and an earlier commit's peaking at ``before_peak_mb``."""
+
+    def side(peak: float) -> dict[str, Any]:
+        build = {"corpus": "three passages", "chunks": 3}
+        return {
+            "build": build,
+            "rss_listening_mb": 200.0,
+            "peak_rss_mb": peak,
+            "rss_after_answer_mb": 300.0,
+            "first_answer_s": 0.5,
+        }
+
+    sides = {"clear-rag": side(400.0)}
+    if before_peak_mb is not None:
+        sides["clear-rag before"] = side(before_peak_mb)
+    return {
+        "benchmark": "serve-memory",
+        "date": "2026-01-02T03:04:05+00:00",
+        "rounds": 3,
+        "server": "a fake",
+        **({"before": "abc1234"} if before_peak_mb is not None else {}),
+        "sides": sides,
+    }
+
+
+def test_a_servers_peak_is_set_against_the_current_codes_peak() -> None:
+    table = bench_table(serve_memory_doc(1000.0), "serve-memory")
+    assert f"| clear-rag before (abc1234) | 3 | {number(200.0)} | {number(1000.0)} |" in table
+    assert times(1000.0 / 400.0) in table
+    assert times(2000.0 / 400.0) in bench_table(serve_memory_doc(2000.0), "serve-memory")
+    # the current code alone: its row, no ratio and no earlier commit named
+    alone = bench_table(serve_memory_doc(None), "serve-memory")
+    assert f"| clear-rag | 3 | {number(200.0)} | {number(400.0)} | {number(300.0)} |" in alone
+    assert "before" not in alone and "×" not in alone

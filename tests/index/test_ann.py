@@ -231,6 +231,20 @@ def test_the_pre_pass_gives_the_full_pass_list_bit_for_bit(
     check_against_float64(got or [], ids, matrix, query)
 
 
+@pytest.mark.parametrize("block", [1, 7, 64, None])
+def test_the_int8_copy_is_the_same_whatever_rows_a_block_takes(block: int | None) -> None:
+    matrix = l2_normalise(clustered(300, 48, seed=5)).astype(np.float32)
+    whole = prepass.quantise(matrix, block=300)
+    got = prepass.quantise(matrix, block=block)
+    for field in ("codes", "scale", "bound"):
+        assert np.array_equal(getattr(got, field), getattr(whole, field)), field
+
+
+def test_a_block_of_no_rows_is_refused() -> None:
+    with pytest.raises(ValueError, match="block=0"):
+        prepass.quantise(np.ones((2, 3), dtype=np.float32), block=0)
+
+
 @pytest.mark.usefixtures("compiled_kernels")  # searches take the pre-pass once it is ready
 def test_search_takes_the_pre_pass_from_prepass_min_and_agrees_with_brute_force() -> None:
     # MiniLM's 384 dimensions: the compiled loops' vector width and remainder as in production

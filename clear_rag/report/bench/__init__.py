@@ -25,7 +25,7 @@ from clear_rag.report.bench.growth import _growth, _ingest
 from clear_rag.report.bench.models import _batch, _embed, _package_size, _rankflow
 from clear_rag.report.bench.retrieval import Ratio, _retrieval, retrieval_ratios
 from clear_rag.report.bench.scale import _executor, _index_size, _memory, _scale, one_query_rates
-from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve
+from clear_rag.report.bench.waits import _first_question, _make_run, _pdf, _serve, _serve_memory
 from clear_rag.report.tables import markdown_table
 
 T = TypeVar("T")
@@ -99,6 +99,7 @@ KINDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "growth": _growth,
     "ingest": _ingest,
     "serve": _serve,
+    "serve-memory": _serve_memory,
     "make-run": _make_run,
     "first-question": _first_question,
     "pdf": _pdf,

@@ -186,3 +186,38 @@ def _pdf(doc: dict[str, Any], name: str) -> str:
         f"(pdfplumber's own extract_text) {times(ratio)} the pages per second. {doc.get('note', '')}"
     )
     return "\n\n".join([markdown_table(head, rows), summary])
+
+
+def _serve_memory(doc: dict[str, Any], name: str) -> str:
+    """bench/serve_memory.py: a fresh ``clear-rag serve`` per round opening a store and answering one
+    question, per side (the current code and an earlier commit's): resident MB once it listens, at
+    its peak and after the answer, medians; each side's peak against the current code's (above 1:
+    the side peaks higher)."""
+    sides: dict[str, Any] = doc["sides"]
+    ours = sides["clear-rag"]
+    head = [
+        "code",
+        "chunks",
+        "listening MB",
+        "peak MB",
+        "after answer MB",
+        "first answer s",
+        "its peak ÷ clear-rag's",
+    ]
+    rows = [
+        [
+            f"{side} ({doc['before']})" if side != "clear-rag" and "before" in doc else side,
+            number(figures["build"]["chunks"]),
+            number(figures["rss_listening_mb"]),
+            number(figures["peak_rss_mb"]),
+            number(figures["rss_after_answer_mb"]),
+            number(figures["first_answer_s"]),
+            times(figures["peak_rss_mb"] / ours["peak_rss_mb"]) if side != "clear-rag" else "",
+        ]
+        for side, figures in sides.items()
+    ]
+    note = (
+        f"Median of {doc['rounds']} rounds, each a fresh server after one untimed round; "
+        f"{doc['server']}. Store: {ours['build']['corpus']}."
+    )
+    return f"{markdown_table(head, rows).rstrip()}\n\n{note}"

@@ -1,0 +1,173 @@
+"""The memory a server reaches, for ``python -m bench.serve --memory``: a store of ``--docs`` synthetic
+passages (bench.serve.synthetic, one chunk each) built once per side, untimed, in a process of its
+own, as ``clear-rag ingest`` leaves it (bench.serve.build: the SQLite store, BM25 and the hash
+embedder's vectors); then, per round, ``clear-rag serve --embedder hash --chat echo`` started fresh
+on that store, one question posted to ``/api/chat`` (the hybrid default config, so the store, the
+BM25 index and the vector index are opened as the first question opens them) and read to its
+``done`` event, and the server's ``/proc/<pid>/status`` read from outside it: resident size once it
+listens (before any index is open), its resident peak (VmHWM) and its resident size after the answer.
+
+With ``--before REV`` the same for the code of an earlier commit (its files from ``git archive``, as
+bench.index_size runs one): each side builds its own store, since the index files' formats differ.
+Sides alternate in rotating order round by round, after one untimed round per side (the page cache
+and numba's on-disk cache filled alike); medians of the rounds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import ROOT
+
+# Run with one side's code first on PYTHONPATH: the store built as bench.serve builds it.
+BUILD = """
+import json, sys
+from pathlib import Path
+from bench.serve import build, synthetic
+docs, _, what = synthetic(int(sys.argv[2]), 1)
+store, timings = build(Path(sys.argv[1]), docs)
+with store:
+    print(json.dumps({"corpus": what, "chunks": store.stats().chunks, **timings}))
+"""
+
+SERVE = "from clear_rag.cli import main; main()"
+QUESTION = "what do the passages say"  # any words; the answer's content is not measured
+
+
+def build_store(source: Path, folder: Path, docs: int) -> dict[str, Any]:
+    """The store of ``docs`` passages at ``folder``, built by the code at ``source``."""
+    ran = subprocess.run(
+        [sys.executable, "-c", BUILD, str(folder), str(docs)],
+        env={**os.environ, "PYTHONPATH": str(source)},
+        cwd=folder.parent,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    built: dict[str, Any] = json.loads(ran.stdout.strip().splitlines()[-1])
+    return built
+
+
+def _status_mb(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/{pid}/status has no {field} line; this benchmark needs Linux")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def serve_once(source: Path, store: Path, ready_within_s: float = 120.0) -> dict[str, float]:
+    """One fresh ``clear-rag serve`` on ``store``: its resident MB once listening, at its peak and after
+    one question's answer; seconds from spawn to listening and from the question to ``done``."""
+    port = _free_port()
+    command = [sys.executable, "-c", SERVE, "serve", "--store", str(store), "--embedder", "hash"]
+    command += ["--chat", "echo", "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        command, env=env, cwd=store.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(timeout=ready_within_s) as client:
+            while True:
+                if server.poll() is not None:
+                    raise SystemExit(f"clear-rag serve ({source}) exited: {server.stderr.read()!r}")  # type: ignore[union-attr]
+                try:
+                    client.get(f"{url}/")
+                    break
+                except httpx.TransportError:
+                    if time.perf_counter() - started > ready_within_s:
+                        raise SystemExit(
+                            f"clear-rag serve ({source}) did not listen within {ready_within_s} s"
+                        ) from None
+                    time.sleep(0.05)
+            listening = time.perf_counter()
+            ready_mb = _status_mb(server.pid, "VmRSS")
+            body = {"question": QUESTION, "config": {}}
+            with client.stream("POST", f"{url}/api/chat", json=body) as response:
+                if response.status_code != 200:
+                    raise SystemExit(f"POST /api/chat answered {response.status_code}: {response.read()!r}")
+                text = "".join(response.iter_text())
+            if "event: done" not in text:
+                raise SystemExit(f"the first question's stream had no done event: {text[-500:]!r}")
+            answered = time.perf_counter()
+            return {
+                "listening_s": listening - started,
+                "first_answer_s": answered - listening,
+                "rss_listening_mb": ready_mb,
+                "peak_rss_mb": _status_mb(server.pid, "VmHWM"),
+                "rss_after_answer_mb": _status_mb(server.pid, "VmRSS"),
+            }
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def memory(docs: int, rounds: int, sides: dict[str, Path], scratch: Path) -> dict[str, Any]:
+    """Per side (name: the folder its ``clear_rag`` is imported from): its store's build and the
+    median of ``rounds`` fresh servers' figures, sides in rotating order each round."""
+    out: dict[str, Any] = {}
+    stores: dict[str, Path] = {}
+    for name, source in sides.items():
+        stores[name] = scratch / f"store-{len(stores)}"
+        out[name] = {"build": build_store(source, stores[name], docs)}
+        print(f"{name}: built {out[name]['build']}", flush=True)
+        env = {**os.environ, "PYTHONPATH": str(source)}
+        subprocess.run([sys.executable, "-m", "clear_rag.index.warm"], env=env, cwd=source, check=True)
+    names = list(sides)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for round_ in range(rounds + 1):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            figures = serve_once(sides[name], stores[name])
+            print(f"round {round_} {name}: {figures}", flush=True)
+            if round_:  # the first round fills the page cache; untimed
+                runs[name].append(figures)
+    for name, each in runs.items():
+        out[name] |= {key: round(statistics.median(r[key] for r in each), 3) for key in each[0]}
+        out[name]["rounds"] = [{k: round(v, 3) for k, v in r.items()} for r in each]
+    return out
+
+
+def measure_memory(docs: int, rounds: int, before: str | None, scratch: Path) -> dict[str, Any]:
+    from bench.package_size import checkout
+
+    sides = {"clear-rag": ROOT}
+    if before is not None:
+        sides["clear-rag before"] = checkout(before, scratch)
+    return {
+        "benchmark": "serve-memory",
+        "server": "clear-rag serve --embedder hash --chat echo (fake providers; the hybrid default config), "
+        "a fresh process per round; one question posted to /api/chat and read to done",
+        "question": QUESTION,
+        "docs": docs,
+        "rounds": rounds,
+        **({"before": before} if before else {}),
+        "sides": memory(docs, rounds, sides, scratch),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    lines = [f"{'side':<18} {'chunks':>8} {'listening MB':>13} {'peak MB':>8} {'after answer MB':>16}"]
+    for name, side in result["sides"].items():
+        lines.append(
+            f"{name:<18} {side['build']['chunks']:>8} {side['rss_listening_mb']:>13.0f} "
+            f"{side['peak_rss_mb']:>8.0f} {side['rss_after_answer_mb']:>16.0f}"
+        )
+    return "\n".join(lines) + "\n"
