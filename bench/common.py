@@ -125,3 +125,18 @@ def reset_peak() -> int:
     """
     Path("/proc/self/clear_refs").write_text("5")
     return status_kb("VmRSS")
+
+
+def run_script(source: Path, script: str, args: list[str], cwd: Path) -> Any:
+    """Run ``script`` (``python -c``) in a fresh interpreter that imports the code at ``source`` first,
+    and return the JSON its last line of output prints: how the benchmarks run a ``--before`` commit's
+    code (a ``git archive`` copy) or the current tree's side by side."""
+    ran = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env={**os.environ, "PYTHONPATH": str(source)},
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(ran.stdout.strip().splitlines()[-1])

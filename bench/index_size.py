@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, publish
+from bench.common import ROOT, publish, run_script
 from bench.package_size import checkout
 from bench.retrieval import SEED, WORD, synthetic
 from clear_rag.packaged import LIBRARIES
@@ -105,15 +105,7 @@ def clear_rag_at(source: Path, texts: list[str], scratch: Path, repeat: int) -> 
     and the folder holding them."""
     corpus, folder = scratch / "texts.json", scratch / f"clear-rag-{source.name}"
     corpus.write_text(json.dumps(texts), encoding="utf-8")
-    ran = subprocess.run(
-        [sys.executable, "-c", OWN, str(corpus), str(folder), str(repeat)],
-        env={**os.environ, "PYTHONPATH": str(source)},
-        cwd=scratch,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    found: dict[str, float] = json.loads(ran.stdout.strip().splitlines()[-1])
+    found: dict[str, float] = run_script(source, OWN, [str(corpus), str(folder), str(repeat)], scratch)
     return found, folder
 
 
@@ -121,15 +113,8 @@ def cold(engine: str, source: Path, folder: Path, query: str) -> dict[str, float
     """One fresh process opening the index in ``folder`` and answering ``query``: spawn to exit."""
     kind = "clear-rag" if engine.startswith("clear-rag") else engine
     started = time.perf_counter()
-    ran = subprocess.run(
-        [sys.executable, "-c", COLD, kind, str(folder), query, WORD.pattern],
-        env={**os.environ, "PYTHONPATH": str(source)},
-        cwd=folder.parent,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    figures: dict[str, float] = json.loads(ran.stdout.strip().splitlines()[-1])
+    arguments = [kind, str(folder), query, WORD.pattern]
+    figures: dict[str, float] = run_script(source, COLD, arguments, folder.parent)
     return {"cold_s": time.perf_counter() - started, **figures}
 
 

@@ -15,7 +15,6 @@ and numba's on-disk cache filled alike); medians of the rounds.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import statistics
@@ -27,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import ROOT
+from bench.common import ROOT, run_script
 
 # Run with one side's code first on PYTHONPATH: the store built as bench.serve builds it.
 BUILD = """
@@ -46,15 +45,7 @@ QUESTION = "what do the passages say"  # any words; the answer's content is not 
 
 def build_store(source: Path, folder: Path, docs: int) -> dict[str, Any]:
     """The store of ``docs`` passages at ``folder``, built by the code at ``source``."""
-    ran = subprocess.run(
-        [sys.executable, "-c", BUILD, str(folder), str(docs)],
-        env={**os.environ, "PYTHONPATH": str(source)},
-        cwd=folder.parent,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    built: dict[str, Any] = json.loads(ran.stdout.strip().splitlines()[-1])
+    built: dict[str, Any] = run_script(source, BUILD, [str(folder), str(docs)], folder.parent)
     return built
 
 
