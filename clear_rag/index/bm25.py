@@ -1,8 +1,10 @@
-"""BM25 keyword search over a hand-built inverted index, scored at index time (the bm25s approach).
+"""BM25 keyword search over a hand-built inverted index, its weights computed ahead of the scoring.
 
-Every (term, document) posting gets its BM25 weight when the index changes, stored in flat numpy
-arrays laid out by term: ``indptr[t]:indptr[t + 1]`` is term ``t``'s slice of ``docs`` and
-``scores``; each term's largest weight is its bound. A query runs in :mod:`clear_rag.index.kernels`
+Every (term, document) posting has its BM25 weight in flat numpy arrays laid out by term (the bm25s
+approach): ``indptr[t]:indptr[t + 1]`` is term ``t``'s slice of ``docs`` and ``weights``; each term's
+largest weight is its bound. A term's weights are computed the first time a query names it, not
+when the index is loaded or updated (:mod:`clear_rag.index.weights`, which says how threads stay
+safe), and kept for every later query. A query runs in :mod:`clear_rag.index.kernels`
 (compiled by numba, which skips the documents that cannot reach the top k: MaxScore, see there), or,
 where numba is not installed, adds up its terms' slices with one ``np.bincount`` and partitions out
 the top k (:mod:`clear_rag.index.ranking`). Both give the same list, bit for bit.
@@ -10,9 +12,9 @@ the top k (:mod:`clear_rag.index.ranking`). Both give the same list, bit for bit
 What is persisted is the raw inverted index (postings with term frequencies, document lengths, the
 id order, ids, vocabulary), each array in the narrowest unsigned integer type that holds it, and
 opened by memory map (:mod:`clear_rag.index.stored`, which says why the weights are not stored). The
-scores derive from it, and since every update moves N, avgdl and df, they are recomputed after each
-``add`` or ``remove`` in one vectorised pass; only new texts are ever tokenised, and ``load``
-tokenises nothing.
+weights derive from it, and since every update moves N, avgdl and df, an ``add`` or ``remove`` makes
+a version whose terms are all unweighed again; only new texts are ever tokenised, and ``load``
+tokenises nothing and weighs nothing.
 
 Matching SQLite FTS5's ``bm25()`` (``tests/index/test_bm25_fts5.py`` checks it):
 
@@ -52,12 +54,12 @@ from clear_rag.index.postings import (
     Postings,
     group_postings,
     merge,
-    posting_weights,
     without,
 )
-from clear_rag.index.ranking import Scratches, Weighted, top_k, top_one, weighted
-from clear_rag.index.scoring import IDF, IdfName, IntArray, length_norm
+from clear_rag.index.ranking import Scratches, Weighted, top_k, top_one
+from clear_rag.index.scoring import IdfName, IntArray
 from clear_rag.index.stored import FILES, META_FILE
+from clear_rag.index.weights import TermWeights
 
 __all__ = ["FILES", "META_FILE", "BM25Index", "IdfName"]
 
@@ -67,7 +69,8 @@ class _State:
     """One version of the index; an update builds a new one and swaps it in."""
 
     raw: Postings
-    weighted: Weighted  # raw's postings with their BM25 weights, as queries read them
+    weights: TermWeights  # raw's BM25 weights, each term's written at its first query
+    weighted: Weighted  # weights.arrays: what queries read
     rows: _Rows  # each id's row, for updates
     term_of: dict[str, int]
     scratches: Scratches  # working memory lent to one-query searches of this version
@@ -178,9 +181,10 @@ class BM25Index:
     def with_params(
         self, *, k1: float | None = None, b: float | None = None, idf: IdfName | None = None
     ) -> BM25Index:
-        """A new index over the same postings with other weighting; re-scores, never re-tokenises.
-        With the weighting unchanged it shares this index's weights (the store's loader asks for the
-        configured weighting, usually the saved one: it used to compute every weight a second time)."""
+        """A new index over the same postings with other weighting; never re-tokenises, and weighs
+        each term at its first query. With the weighting unchanged it shares this index's weights (the
+        store's loader asks for the configured weighting, usually the saved one: it used to compute
+        every weight a second time)."""
         other = BM25Index(
             k1=self.k1 if k1 is None else k1,
             b=self.b if b is None else b,
@@ -205,14 +209,19 @@ class BM25Index:
         kernel cost as much as the scoring."""
         _check_k(k)
         state = self._state
-        known = [t for t in map(state.term_of.get, self.analyzer.terms(query)) if t is not None]
+        words = self.analyzer.terms(query)
+        known = [t for t in map(state.weights.filled.get, words) if t is not None]
+        if len(known) < len(words):  # a word not in the vocabulary, or one whose term is not weighed yet
+            known = state.weights.weigh_words(words, state.term_of)
         return top_one(state.weighted, state.scratches, np.array(known, dtype=np.int64), k)
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
         """``search`` for each query, all against the same version of the index."""
         _check_k(k)
         state, queries = self._state, list(queries)
-        return top_k(state.weighted, *self._term_ids(state, queries), k)
+        term_ids, query_ptr = self._term_ids(state, queries)
+        state.weights.fill(term_ids)
+        return top_k(state.weighted, term_ids, query_ptr, k)
 
     def save(self, directory: str | Path) -> None:
         """Write the index's files (:mod:`clear_rag.index.stored`), each replaced atomically by way of
@@ -223,9 +232,9 @@ class BM25Index:
 
     @classmethod
     def load(cls, directory: str | Path) -> BM25Index:
-        """Open an index written by ``save``: its arrays memory-mapped, its weights computed in one
-        vectorised pass, no text tokenised; :class:`StoreError` with the rebuild command for files
-        that are missing, damaged or of an earlier format."""
+        """Open an index written by ``save``: its arrays memory-mapped, no text tokenised and no
+        posting weighed (each term is at its first query); :class:`StoreError` with the rebuild
+        command for files that are missing, damaged or of an earlier format."""
         folder = Path(directory)
         meta, raw, id_rank = stored.read(folder)
         try:
@@ -243,18 +252,12 @@ class BM25Index:
         term_of: dict[str, int] | None = None,
         id_rank: IntArray | None = None,
     ) -> _State:
-        """Compute every posting's BM25 weight from the raw index in one numpy pass, and what queries
-        read beside it (:func:`clear_rag.index.ranking.weighted`)."""
-        n_docs, df = len(raw.ids), np.diff(raw.indptr)
-        total = int(raw.doc_len.sum(dtype=np.int64))
-        # Documents without terms have no postings to score; 1.0 only avoids 0 / 0 then.
-        avgdl = total / n_docs if total > 0 else 1.0
-        norm = length_norm(raw.doc_len, avgdl, self.k1, self.b)
-        scores = posting_weights(raw, IDF[self.idf](n_docs, df), norm, self.k1)
+        """A version of the index over ``raw``, no term weighed yet (:class:`TermWeights`)."""
+        weights = TermWeights(raw, k1=self.k1, b=self.b, idf=self.idf, id_rank=id_rank)
         if term_of is None:
             term_of = dict(zip(raw.vocab, range(len(raw.vocab)), strict=True))
         rows = rows if rows is not None else _Rows(raw.ids)
-        return _State(raw, weighted(raw, scores, id_rank), rows, term_of, Scratches())
+        return _State(raw, weights, weights.arrays, rows, term_of, Scratches())
 
     def _term_ids(self, state: _State, queries: list[str]) -> tuple[IntArray, IntArray]:
         """The known terms of every query, as term numbers end to end, and where each query starts."""

@@ -1,6 +1,7 @@
 """BM25 top k with dynamic pruning, compiled by numba: the query loop of ``BM25Index``.
 
-The index stores every posting's BM25 weight (:func:`clear_rag.index.scoring.term_score`), laid
+The index holds every posting's BM25 weight (:func:`clear_rag.index.scoring.term_score`; the
+weights of the query's terms, which :mod:`clear_rag.index.weights` writes before a search), laid
 out by term with documents ascending, and each term's largest weight, its *bound*. A query's score
 for a document is the sum of the weights of its terms, each term counted as often as the query
 names it, summed in one fixed order: terms by descending ``count * bound``, ties in the order the
@@ -50,14 +51,14 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from clear_rag.index.scoring import FloatArray, IntArray
+from clear_rag.index.scoring import DocArray, FloatArray, IntArray
 
 __all__ = ["Scratch", "scratch", "top_k", "top_one"]
 
 BoolArray = npt.NDArray[np.bool_]
 # What a query reads of an index, in the order the kernels take it: indptr, docs, weights, bounds,
 # dense_row, dense, id_rank (see top_k).
-Arrays = tuple[IntArray, IntArray, FloatArray, FloatArray, IntArray, FloatArray, IntArray]
+Arrays = tuple[IntArray, DocArray, FloatArray, FloatArray, IntArray, FloatArray, IntArray]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -149,7 +150,7 @@ def _raised(
 
 
 @_inlined
-def _locate(docs: IntArray, lo: int, hi: int, doc: int) -> int:
+def _locate(docs: DocArray, lo: int, hi: int, doc: int) -> int:
     """The position of ``doc`` in the ascending ``docs[lo:hi]``, or -1: a guess by interpolation,
     then a galloping search from the guess, which lands within a few places on evenly spread lists."""
     if lo >= hi or doc < docs[lo] or doc > docs[hi - 1]:
@@ -339,7 +340,7 @@ def _top_k(
     term_ids: IntArray,
     query_ptr: IntArray,
     indptr: IntArray,
-    docs: IntArray,
+    docs: DocArray,
     weights: FloatArray,
     bounds: FloatArray,
     dense_row: IntArray,
@@ -373,7 +374,7 @@ def _top_k(
 def _top_one(
     query: IntArray,
     indptr: IntArray,
-    docs: IntArray,
+    docs: DocArray,
     weights: FloatArray,
     bounds: FloatArray,
     dense_row: IntArray,
@@ -400,7 +401,7 @@ def top_k(
     term_ids: IntArray,
     query_ptr: IntArray,
     indptr: IntArray,
-    docs: IntArray,
+    docs: DocArray,
     weights: FloatArray,
     bounds: FloatArray,
     dense_row: IntArray,
@@ -416,7 +417,9 @@ def top_k(
     and ``id_rank`` each row's place in id order. Returns ``rows`` and ``scores``, both
     ``(queries, min(k, rows))``, of which the first ``found[q]`` of row ``q`` hold its results, and
     ``read[q]``, the postings that query read or looked up (its work; pruning keeps it below the
-    total). Every weight must be positive, as BM25's are: the pruning argument rests on it.
+    total). Every weight must be positive, as BM25's are: the pruning argument rests on it. Only the
+    queries' terms are read, so only theirs need be written. ``docs`` is int32 and read-only (as a
+    loaded index maps it), the others writable: the versions the warm-up compiles.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"top_k k={k!r} is invalid; ask for a positive number of results")

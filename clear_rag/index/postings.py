@@ -10,11 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from clear_rag.index.scoring import Counts, FloatArray, IntArray, term_score
+from clear_rag.index.scoring import Counts, DocArray, IntArray
 
-DENSE_SHARE = 4  # a term in at least a quarter of the documents gets a dense row of weights
-# Postings weighed per pass of posting_weights: its temporaries take a few MB, not the whole index's size.
-WEIGH_PER_PASS = 1 << 18
+# Document rows are int32 (DocArray), as the compiled search reads them from a loaded index's file.
+MAX_DOCS = 2**31
 
 
 class Postings(NamedTuple):
@@ -23,12 +22,14 @@ class Postings(NamedTuple):
     ids: tuple[str, ...]
     vocab: tuple[str, ...]
     indptr: IntArray  # len(vocab) + 1 offsets into docs and tfs
-    docs: IntArray  # document row of each posting, ascending within a term
+    docs: DocArray  # document row of each posting, ascending within a term
     tfs: Counts  # term frequency of each posting (a loaded index maps its narrow file, read-only)
     doc_len: Counts  # terms per document (mapped, as tfs)
 
 
-EMPTY = Postings((), (), np.zeros(1, dtype=np.int64), *(np.zeros(0, dtype=np.int64),) * 3)
+EMPTY = Postings(
+    (), (), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), *(np.zeros(0, dtype=np.int64),) * 2
+)
 
 
 class Numbering(dict[str, int]):
@@ -40,8 +41,8 @@ class Numbering(dict[str, int]):
 
 
 def merge(
-    raw: Postings, indptr: IntArray, docs: IntArray, tfs: IntArray
-) -> tuple[IntArray, IntArray, Counts]:
+    raw: Postings, indptr: IntArray, docs: DocArray, tfs: IntArray
+) -> tuple[IntArray, DocArray, Counts]:
     """indptr, docs and tfs of ``raw``'s postings and new ones (laid out by term as ``raw``, over
     ``raw``'s vocabulary or one that extends it), sorted by (term, document)."""
     if not raw.docs.size:
@@ -57,16 +58,18 @@ def merge(
 
 def group_postings(
     term_ids: IntArray, lengths: IntArray, n_terms: int, first_row: int
-) -> tuple[IntArray, IntArray, IntArray]:
+) -> tuple[IntArray, DocArray, IntArray]:
     """indptr, docs and tfs of the distinct terms of each text, sorted by term and then document.
 
     Each token becomes one integer key ``term * n_texts + text``, written over ``term_ids``;
     sorting the keys groups equal (term, text) pairs into runs, whose lengths are the term
     frequencies, and term ``t``'s runs start at the first key from ``t * n_texts`` on.
     """
+    n_texts = lengths.size
+    if first_row + n_texts > MAX_DOCS:
+        raise ValueError(f"an index holds at most {MAX_DOCS:,} documents; split the corpus into several")
     # In place and with outs: at 100k passages the keys take 60 MB, and each fresh array that
     # large costs its page faults as well as its pass.
-    n_texts = lengths.size
     keys = term_ids
     keys *= n_texts
     keys += np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
@@ -80,30 +83,9 @@ def group_postings(
     tfs[-1:] = keys.size - starts[-1:]
     distinct = keys[starts]
     indptr = np.searchsorted(distinct, np.arange(n_terms + 1, dtype=np.int64) * n_texts)
-    docs = np.remainder(distinct, n_texts, out=distinct)
-    docs += first_row
-    return indptr, docs, tfs
-
-
-def posting_weights(raw: Postings, idf: FloatArray, norm: FloatArray, k1: float) -> FloatArray:
-    """Every posting's BM25 weight, :func:`clear_rag.index.scoring.term_score` of its term's ``idf``, its
-    tf and its document's ``norm``, computed a slice of postings at a time into one array.
-
-    Elementwise the same operations as one call over all postings, so the same doubles, bit for bit;
-    but the temporaries (the idf and norm of each posting, the numerator) are a slice's, not 48 MB
-    each at 100k passages, which set the peak memory of a load.
-    """
-    weights = np.empty(raw.docs.size)
-    for lo in range(0, raw.docs.size, WEIGH_PER_PASS):
-        hi = min(lo + WEIGH_PER_PASS, raw.docs.size)
-        # the terms whose postings meet [lo, hi), and how many of each fall inside it
-        first = int(np.searchsorted(raw.indptr, lo, side="right")) - 1
-        last = int(np.searchsorted(raw.indptr, hi, side="left"))
-        starts, ends = raw.indptr[first:last], raw.indptr[first + 1 : last + 1]
-        inside = np.minimum(ends, hi) - np.maximum(starts, lo)
-        slice_idf = np.repeat(idf[first:last], inside)
-        weights[lo:hi] = term_score(slice_idf, raw.tfs[lo:hi], norm, raw.docs[lo:hi], k1)
-    return weights
+    rows = np.remainder(distinct, n_texts, out=distinct)
+    rows += first_row
+    return indptr, rows.astype(np.int32), tfs
 
 
 def _indptr(df: IntArray) -> IntArray:
@@ -126,26 +108,7 @@ def without(raw: Postings, rows: list[int]) -> Postings:
         tuple(i for i, keep in zip(raw.ids, keep_doc.tolist(), strict=True) if keep),
         tuple(t for t, keep in zip(raw.vocab, keep_term.tolist(), strict=True) if keep),
         _indptr(df[keep_term]),
-        (np.cumsum(keep_doc) - 1)[raw.docs[kept]],
+        (np.cumsum(keep_doc, dtype=np.int32) - 1)[raw.docs[kept]],
         raw.tfs[kept],
         raw.doc_len[keep_doc],
     )
-
-
-def dense_rows(raw: Postings, weights: FloatArray) -> tuple[IntArray, FloatArray]:
-    """The weights of every term in at least 1 / DENSE_SHARE of the documents, by row (0.0 where the
-    term is absent), and each term's row among them (-1 for the others).
-
-    Pruning looks a few documents up in the long lists of common terms; a dense row answers in one
-    read where a search of the list takes several. A row costs 8 bytes a document, at most 4/3 of
-    the 24 bytes a posting the term's own postings take.
-    """
-    n_docs, df = len(raw.ids), np.diff(raw.indptr)
-    common = np.flatnonzero(df * DENSE_SHARE >= max(n_docs, 1))
-    row_of_term = np.full(df.size, -1, dtype=np.int64)
-    row_of_term[common] = np.arange(common.size)
-    rows = np.zeros((common.size, n_docs))
-    for row, term in enumerate(common.tolist()):
-        span = slice(raw.indptr[term], raw.indptr[term + 1])
-        rows[row, raw.docs[span]] = weights[span]
-    return row_of_term, rows

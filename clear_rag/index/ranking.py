@@ -22,8 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clear_rag.index import compiled
-from clear_rag.index.postings import Postings, dense_rows
-from clear_rag.index.scoring import FloatArray, IntArray, summation_order, term_bounds
+from clear_rag.index.scoring import DocArray, FloatArray, IntArray, summation_order
 from clear_rag.index.selection import top_rows
 
 if TYPE_CHECKING:  # the kernels module imports numba, which a search loads only once it is ready
@@ -31,35 +30,26 @@ if TYPE_CHECKING:  # the kernels module imports numba, which a search loads only
 
 ObjectArray = npt.NDArray[np.object_]
 
-__all__ = ["Scratches", "Weighted", "exhaustive", "top_k", "top_one", "weighted"]
+__all__ = ["Scratches", "Weighted", "exhaustive", "top_k", "top_one"]
 
 # Results one kernel call may hold (queries x k): search_many(queries, k=len(index)) goes in slices.
 RESULTS_PER_CALL = 1 << 20
 
 
 class Weighted(NamedTuple):
-    """What a query reads: postings by term with their BM25 weights, and what pruning and ties need."""
+    """What a query reads: postings by term with their BM25 weights, and what pruning and ties need.
+    Built by :class:`clear_rag.index.weights.TermWeights`, which writes a term's weights, bound and
+    dense row the first time it is asked for: every function here reads only the query's terms, and
+    is given only terms already weighed."""
 
     ids: ObjectArray  # the ids as an array, to turn result rows into ids in one call
     indptr: IntArray
-    docs: IntArray
+    docs: DocArray  # read-only int32, mapped from a loaded index's file
     weights: FloatArray  # BM25 weight of each posting
     bounds: FloatArray  # largest weight of each term
     dense_row: IntArray  # the row of dense holding a common term's weights, else -1
     dense: FloatArray
     id_rank: IntArray  # each row's place in id order, which breaks ties
-
-
-def weighted(raw: Postings, weights: FloatArray, id_rank: IntArray | None = None) -> Weighted:
-    """``raw`` with ``weights``, each term's bound, the dense rows of common terms, and the id order
-    (pass ``id_rank`` when the ids are those of an earlier version, to skip sorting them again)."""
-    if id_rank is None:
-        id_rank = np.empty(len(raw.ids), dtype=np.int64)
-        id_rank[sorted(range(len(raw.ids)), key=raw.ids.__getitem__)] = np.arange(len(raw.ids))
-    bounds = term_bounds(weights, raw.indptr)
-    ids = np.empty(len(raw.ids), dtype=object)
-    ids[:] = raw.ids
-    return Weighted(ids, raw.indptr, raw.docs, weights, bounds, *dense_rows(raw, weights), id_rank)
 
 
 def top_k(index: Weighted, term_ids: IntArray, query_ptr: IntArray, k: int) -> list[list[tuple[str, float]]]:

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 IdfName = Literal["lucene", "fts5"]
 IntArray = npt.NDArray[np.int64]
+DocArray = npt.NDArray[np.int32]  # postings' document rows: 4 bytes, as the files store them from 65,536 rows
 FloatArray = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.integer[Any]]  # counts as stored: any integer type (a loaded index's are narrow)
 
@@ -58,7 +59,7 @@ def length_norm(doc_len: Counts, avgdl: float, k1: float, b: float) -> FloatArra
     return norm
 
 
-def term_score(idf: FloatArray, tf: Counts, norm: FloatArray, doc: IntArray, k1: float) -> FloatArray:
+def term_score(idf: FloatArray, tf: Counts, norm: FloatArray, doc: Counts, k1: float) -> FloatArray:
     """``idf * (tf * (k1 + 1)) / (tf + norm[doc])``, ``norm`` being :func:`length_norm` by document.
 
     The BM25 term weight of Robertson & Zaragoza (2009): tf saturates through ``k1``, and the

@@ -11,7 +11,10 @@ the order of the ids is read, not sorted again (a sort of a million unsorted ids
 What is not stored is each posting's BM25 weight: stored as the float64 the kernels add up (a float32
 would round some scores differently and reorder near-ties), it takes 8 bytes a posting, on top of the
 4 of its document row, which puts the files at 1.5 times bm25s's (bm25s stores float32 weights). So
-the weights are computed once per load, in one vectorised pass (``postings.posting_weights``).
+a term's weights are computed the first time a query names it (:mod:`clear_rag.index.weights`), and a
+load computes none. The document rows are read where they lie: from 65,536 documents on the file holds
+them as uint32, which the kernels read as int32 through a view of the map (rows stay below 2**31); a
+smaller index's narrower rows are copied to int32, a few MB at most.
 
 Format 1 (no ``id_rank``, read whole and checked posting by posting) is not read: its files give a
 :class:`StoreError` naming the rebuild command. Its postings are the same, so nothing is lost but the
@@ -30,8 +33,8 @@ import numpy.typing as npt
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index.files import REBUILD, narrowest, write_array
-from clear_rag.index.postings import Postings
-from clear_rag.index.scoring import IntArray
+from clear_rag.index.postings import MAX_DOCS, Postings
+from clear_rag.index.scoring import DocArray, IntArray
 
 FORMAT = 2
 META_FILE = "bm25.json"
@@ -42,7 +45,7 @@ FILES = (*(f"bm25_{name}.npy" for name in ARRAY_FILES), META_FILE)  # every file
 def write(folder: Path, settings: dict[str, Any], raw: Postings, id_rank: IntArray) -> None:
     """Every file of the index, each replaced atomically by way of a temporary file of its own."""
     folder.mkdir(parents=True, exist_ok=True)
-    arrays = {
+    arrays: dict[str, npt.NDArray[np.integer[Any]]] = {
         "indptr": raw.indptr,
         "docs": raw.docs,
         "tfs": raw.tfs,
@@ -75,7 +78,7 @@ def read(folder: Path) -> tuple[dict[str, Any], Postings, IntArray]:
         raw = Postings(tuple(ids), tuple(vocab), _int64(indptr), docs, tfs, doc_len)
         rank = _int64(id_rank)
         check_mapped(raw, rank)
-        raw = raw._replace(docs=_int64(docs))  # what the kernels read; tfs and doc_len stay mapped
+        raw = raw._replace(docs=_rows(docs))  # what the kernels read; tfs and doc_len stay mapped as they are
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise StoreError(f"the BM25 index cannot be read ({err})", path=str(folder), fix=REBUILD) from err
     return meta, raw, rank
@@ -92,10 +95,18 @@ def _mapped(path: Path) -> npt.NDArray[Any]:
 
 
 def _int64(array: npt.NDArray[Any]) -> IntArray:
-    """A writable int64 copy, as the kernels read it (numba compiles one version per dtype and per
-    read-only flag, and the warm-up compiles writable int64). Of the per-posting arrays only
-    ``docs`` is widened: the weights are computed beside it, and ``tfs`` stays mapped for updates."""
+    """A writable int64 copy of a short array (a term's or a document's), as the kernels read it
+    (numba compiles one version per dtype and per read-only flag; the warm-up compiles these)."""
     return np.array(array, dtype=np.int64)
+
+
+def _rows(docs: npt.NDArray[Any]) -> DocArray:
+    """The postings' document rows, checked to lie below the number of documents (at most
+    ``MAX_DOCS``), as int32: the mapped uint32 file itself, viewed, or a copy of narrower rows."""
+    if docs.dtype == np.uint32:
+        rows: DocArray = docs.view(np.int32)
+        return rows
+    return docs.astype(np.int32)
 
 
 def check_mapped(raw: Postings, id_rank: IntArray) -> None:
@@ -104,6 +115,8 @@ def check_mapped(raw: Postings, id_rank: IntArray) -> None:
     makes them distinct and the order right at once, comparing the strings in C)."""
     ids, vocab, indptr, docs, tfs, doc_len = raw
     n_docs, n_terms = len(ids), len(vocab)
+    if n_docs > MAX_DOCS:
+        raise ValueError(f"{n_docs:,} documents, more than an index holds ({MAX_DOCS:,})")
     if not {*map(type, ids), *map(type, vocab)} <= {str}:  # bm25.json may hold numbers or nulls there
         raise ValueError("ids and terms must be strings")
     if indptr.shape != (n_terms + 1,) or indptr[0] != 0 or indptr[-1] != docs.size:

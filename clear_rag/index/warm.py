@@ -122,10 +122,12 @@ def exercise() -> int:
     cache does not hold; returns how many versions were compiled rather than loaded (its misses)."""
     from clear_rag.index import kernels, prepass
 
-    # BM25 (clear_rag.index.ranking.top_k): int64 postings and float64 weights, all writable, as
-    # BM25Index builds and loads them; a dense row for the common term, as postings.dense_rows makes.
+    # BM25 (clear_rag.index.ranking.top_k): int64 term pointers and float64 weights, writable, and the
+    # document rows int32 and read-only, as BM25Index builds and loads them (weights.TermWeights);
+    # a dense row for the common term.
     indptr = np.array([0, 3, 4], dtype=np.int64)
-    docs = np.array([0, 1, 2, 2], dtype=np.int64)
+    docs = np.array([0, 1, 2, 2], dtype=np.int32)
+    docs.flags.writeable = False
     weights = np.array([1.0, 0.5, 0.25, 0.75])
     bounds = np.array([1.0, 0.75])
     dense_row = np.array([0, -1], dtype=np.int64)

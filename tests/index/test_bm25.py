@@ -282,7 +282,8 @@ def test_saved_arrays_take_the_narrowest_type_that_holds_them_and_load_as_they_w
 ) -> None:
     """On disk a posting's frequency takes the fewest bytes its largest value needs (a word said 256
     times needs two), and its document row four; loaded, every array and every score is as before:
-    the arrays the kernels read widened to int64, the frequencies and lengths mapped as stored."""
+    the term pointers widened to int64 and the document rows to int32 (as the kernels read them), the
+    frequencies and lengths mapped as stored."""
     index = BM25Index()
     index.add(["long", "short", "other"], [" ".join(["word"] * repeat) + " tail", "word tail", "else"])
     index.save(tmp_path)
@@ -292,7 +293,7 @@ def test_saved_arrays_take_the_narrowest_type_that_holds_them_and_load_as_they_w
     before, after = index._state.raw, loaded._state.raw
     for name in ("indptr", "docs", "tfs", "doc_len"):
         assert np.array_equal(getattr(before, name), getattr(after, name))
-    assert after.indptr.dtype == after.docs.dtype == np.int64
+    assert after.indptr.dtype == np.int64 and after.docs.dtype == np.int32
     assert after.tfs.dtype == tf_type and not after.tfs.flags.writeable
     assert loaded.search_many(["word", "tail", "else"], 3) == index.search_many(["word", "tail", "else"], 3)
 

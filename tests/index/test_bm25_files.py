@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clear_rag.errors import StoreError
-from clear_rag.index import postings, stored
+from clear_rag.index import stored
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.files import REBUILD, digest
-from clear_rag.index.scoring import IDF, length_norm, term_score
+from clear_rag.index.ranking import Weighted
 
 WORDS = [f"w{rank}" for rank in range(30)]
 # Skewed, as text is: a few words in most texts (dense rows, pruning), many in few; empty texts too.
@@ -35,6 +35,12 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def weighed(index: BM25Index) -> Weighted:
+    """The index's arrays with every term weighed (a query weighs only the terms it names)."""
+    index._state.weights.fill(np.arange(len(index.vocabulary)))
+    return index._state.weighted
+
+
 @settings(max_examples=60, deadline=None)
 @given(docs=corpus, idf=st.sampled_from(["lucene", "fts5"]), k1=st.sampled_from([0.0, 1.2, 2.0]))
 def test_a_loaded_index_answers_as_the_saved_one_bit_for_bit(
@@ -47,7 +53,7 @@ def test_a_loaded_index_answers_as_the_saved_one_bit_for_bit(
     assert (loaded.ids, loaded.vocabulary) == (index.ids, index.vocabulary)
     for k in (1, 3, 50):
         assert loaded.search_many(queries, k) == index.search_many(queries, k)
-    ours, theirs = index._state.weighted, loaded._state.weighted
+    ours, theirs = weighed(index), weighed(loaded)
     for name in ("indptr", "docs", "weights", "bounds", "dense_row", "dense", "id_rank"):
         assert same_bits(getattr(ours, name), getattr(theirs, name)), name
 
@@ -90,9 +96,10 @@ def test_mapped_arrays_are_read_only_and_updates_leave_the_files_as_written(tmp_
     loaded.remove(["d0", "d7"])
     assert {name: digest(tmp_path / name) for name in stored.FILES} == written
     # the state the load opened is unchanged too: an update builds new arrays, copy on write
-    again = BM25Index.load(tmp_path)._state
-    assert same_bits(np.asarray(kept.raw.tfs), np.asarray(again.raw.tfs))
-    assert same_bits(kept.weighted.weights, again.weighted.weights)
+    again = BM25Index.load(tmp_path)
+    assert same_bits(np.asarray(kept.raw.tfs), np.asarray(again._state.raw.tfs))
+    kept.weights.fill(np.arange(len(kept.raw.vocab)))
+    assert same_bits(kept.weighted.weights, weighed(again).weights)
     assert "new" in loaded and "d0" not in loaded and "d0" in BM25Index.load(tmp_path)
 
 
@@ -104,26 +111,12 @@ def test_an_empty_index_saves_and_loads(tmp_path: Path) -> None:
     assert [i for i, _ in loaded.search("w0", 3)] == ["a"]
 
 
-def test_the_weights_computed_a_slice_at_a_time_are_those_of_one_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    index = indexed({f"d{n}": " ".join(WORDS[: 1 + n % 9]) + f" w{n % 30}" for n in range(60)})
-    raw = index._state.raw
-    n_docs, df = len(raw.ids), np.diff(raw.indptr)
-    avgdl = int(raw.doc_len.sum()) / n_docs
-    idf, norm = IDF["lucene"](n_docs, df), length_norm(raw.doc_len, avgdl, 1.2, 0.75)
-    whole = term_score(np.repeat(idf, df), raw.tfs, norm, raw.docs, 1.2)
-    for per_pass in (1, 2, 7, 64, 10_000):  # slices that start and end inside terms' postings
-        monkeypatch.setattr(postings, "WEIGH_PER_PASS", per_pass)
-        assert same_bits(postings.posting_weights(raw, idf, norm, 1.2), whole)
-
-
 def test_with_params_unchanged_shares_the_weights_and_changed_recomputes_them() -> None:
     index = indexed({"a": "w0 w1", "b": "w0", "c": "w2 w2 w0"})
-    assert index.with_params()._state.weighted.weights is index._state.weighted.weights
+    assert index.with_params()._state.weights is index._state.weights
     other = index.with_params(k1=0.5, idf="fts5")
     fresh = indexed({"a": "w0 w1", "b": "w0", "c": "w2 w2 w0"}, k1=0.5, idf="fts5")
-    assert same_bits(other._state.weighted.weights, fresh._state.weighted.weights)
+    assert same_bits(weighed(other).weights, weighed(fresh).weights)
     assert other.search_many(queries, 3) == fresh.search_many(queries, 3)
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from clear_rag.index import ranking
 from clear_rag.index.bm25 import BM25Index
-from clear_rag.index.postings import DENSE_SHARE, dense_rows
 from clear_rag.index.scoring import summation_order
+from clear_rag.index.weights import DENSE_SHARE
 
 kernels = pytest.importorskip("clear_rag.index.kernels", reason="the pruned search needs numba")
 # Searches take the pruned path only once the compiled kernels are ready; wait, or the lists compared
@@ -83,6 +83,7 @@ def test_pruning_skips_postings_and_keeps_the_top_k() -> None:
     queries = [" ".join(rng.choices(words, weights, k=rng.randint(2, 6))) for _ in range(200)]
     state = index._state
     term_ids, query_ptr = index._term_ids(state, queries)
+    state.weights.fill(term_ids)  # as search_many does before it calls the kernel
     _, _, _, read = kernels.top_k(term_ids, query_ptr, *state.weighted[1:], 10)
     postings = np.diff(state.raw.indptr)[term_ids].sum()
     assert read.sum() < postings / 2  # the common words' lists are mostly skipped
@@ -185,7 +186,8 @@ def test_dense_rows_hold_the_weights_of_the_common_terms() -> None:
     index = BM25Index()
     index.add([f"p{n}" for n in range(8)], ["w0 w1", "w0", "w0 w2", "w0", "w1", "w3", "", "w0 w0"])
     state = index._state
-    row_of_term, rows = dense_rows(state.raw, state.weighted.weights)
+    state.weights.fill(np.arange(len(index.vocabulary)))
+    row_of_term, rows = state.weighted.dense_row, state.weighted.dense
     df = np.diff(state.raw.indptr)
     assert np.array_equal(row_of_term >= 0, df * DENSE_SHARE >= 8)  # w0 (5 of 8), w1 (2 of 8)
     for term in np.flatnonzero(row_of_term >= 0).tolist():
