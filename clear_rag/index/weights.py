@@ -98,8 +98,7 @@ class TermWeights:
         if not terms.size or self.ready[terms].all():
             return
         with self._lock:
-            todo = np.unique(terms)
-            todo = todo[~self.ready[todo]]
+            todo = _distinct(terms[~self.ready[terms]])
             if not todo.size:  # another thread weighed them while this one waited
                 return
             term, first, last = _spans(self.arrays.indptr, todo)
@@ -137,6 +136,15 @@ class TermWeights:
         for x in np.flatnonzero(dense_row[term] >= 0).tolist():
             lo, hi = int(first[x]), int(last[x])
             dense[dense_row[term[x]], docs[lo:hi]] = weights[lo:hi]
+
+
+def _distinct(terms: IntArray) -> IntArray:
+    """``terms`` sorted, each once: ``np.unique``, whose first call imports numpy.ma (11 ms, which
+    the first question after a start would wait for)."""
+    ordered = np.sort(terms)
+    first = np.ones(ordered.size, dtype=np.bool_)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]
 
 
 def _spans(indptr: IntArray, terms: IntArray) -> tuple[IntArray, IntArray, IntArray]:

@@ -216,3 +216,8 @@ def test_the_kernels_get_a_read_only_view_of_the_rows_and_the_postings_stay_as_b
     raw_docs = index._state.raw.docs
     assert raw_docs.flags.writeable and not index._state.weighted.docs.flags.writeable
     assert np.shares_memory(raw_docs, index._state.weighted.docs)
+
+
+@given(st.lists(st.integers(0, 50), max_size=30))
+def test_the_terms_to_weigh_are_each_named_once_in_order(terms: list[int]) -> None:
+    assert weights._distinct(np.array(terms, dtype=np.int64)).tolist() == sorted(set(terms))
