@@ -123,8 +123,10 @@ def check_mapped(raw: Postings, id_rank: IntArray) -> None:
         raise ValueError("indptr does not fit the terms and postings")
     if docs.shape != tfs.shape or doc_len.shape != (n_docs,) or id_rank.shape != (n_docs,):
         raise ValueError("array lengths disagree")
+    # rows as written are unsigned, and need no pass for this
+    negative = docs.size > 0 and docs.dtype.kind == "i" and int(docs.min()) < 0
     if docs.size and (
-        (np.diff(indptr) < 1).any() or int(docs.min()) < 0 or int(docs.max()) >= n_docs or int(tfs.min()) < 1
+        (np.diff(indptr) < 1).any() or negative or int(docs.max()) >= n_docs or int(tfs.min()) < 1
     ):
         raise ValueError("postings out of range")
     if int(tfs.sum(dtype=np.int64)) != int(doc_len.sum(dtype=np.int64)):

@@ -153,6 +153,12 @@ def _garble_docs(folder: Path) -> None:
     np.save(folder / "bm25_docs.npy", np.full_like(docs, 200))
 
 
+def _negative_row(folder: Path) -> None:
+    docs = np.load(folder / "bm25_docs.npy").astype(np.int64)  # a signed type: a row may be negative
+    docs[0] = -1
+    np.save(folder / "bm25_docs.npy", docs)
+
+
 def _floats(folder: Path) -> None:
     np.save(folder / "bm25_tfs.npy", np.load(folder / "bm25_tfs.npy").astype(np.float64))
 
@@ -165,6 +171,7 @@ def _floats(folder: Path) -> None:
         (_repeat_an_id, "ids are repeated"),
         (_old_format, "format 1, written by an earlier clear-rag; this one reads format 2"),
         (_garble_docs, "postings out of range"),
+        (_negative_row, "postings out of range"),
         (_floats, "not a row of integers"),
         (lambda folder: (folder / "bm25_tfs.npy").unlink(), "bm25_tfs.npy"),
         (lambda folder: (folder / "bm25.json").write_text("[1, 2]"), "holds no settings"),
