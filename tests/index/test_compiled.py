@@ -175,8 +175,13 @@ def test_searches_pass_only_argument_types_the_warm_up_compiled(
     index = zipf_index(3, 300)
     index.search_many(["w0 w1", "w4"], 10)
     index.save(tmp_path / "bm25")
-    BM25Index.load(tmp_path / "bm25").search("w0 w2", 3)
+    BM25Index.load(tmp_path / "bm25").search("w0 w2", 3)  # rows copied from a narrow file
     index.with_params(k1=0.9, idf="fts5").search("w0 w2", 3)
+    big = BM25Index()  # from 65,536 documents the rows are read from the mapped uint32 file itself
+    big.add([f"b{n}" for n in range(70_000)], [f"w{n % 5}" for n in range(70_000)])
+    big.save(tmp_path / "big")
+    BM25Index.load(tmp_path / "big").search_many(["w0 w2", "w3"], 3)
+    BM25Index.load(tmp_path / "big").search("w1", 3)
     monkeypatch.setattr(vectors, "PREPASS_MIN", 1)
     monkeypatch.setattr(dense, "PARALLEL_MIN", 1)
     rng = np.random.default_rng(9)
