@@ -59,7 +59,7 @@ from clear_rag.index.postings import (
 from clear_rag.index.ranking import Scratches, Weighted, top_k, top_one
 from clear_rag.index.scoring import IdfName, IntArray
 from clear_rag.index.stored import FILES, META_FILE
-from clear_rag.index.weights import TermWeights
+from clear_rag.index.weights import UNWEIGHED, TermWeights
 
 __all__ = ["FILES", "META_FILE", "BM25Index", "IdfName"]
 
@@ -210,8 +210,9 @@ class BM25Index:
         _check_k(k)
         state = self._state
         words = self.analyzer.terms(query)
-        known = [t for t in map(state.weights.filled.get, words) if t is not None]
-        if len(known) < len(words):  # a word not in the vocabulary, or one whose term is not weighed yet
+        # A word outside the vocabulary reads None, one not looked up yet or not weighed UNWEIGHED.
+        known = [t for t in map(state.weights.words.get, words, itertools.repeat(UNWEIGHED)) if t is not None]
+        if UNWEIGHED in known:
             known = state.weights.weigh_words(words, state.term_of)
         return top_one(state.weighted, state.scratches, np.array(known, dtype=np.int64), k)
 

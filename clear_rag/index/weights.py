@@ -18,10 +18,10 @@ the order of writes matters: a search must never read a term's weights, bound or
 they are written. So:
 
 * a kernel is only ever given terms that Python has seen weighed: ``BM25Index`` looks each word up
-  in ``filled`` (``search``) or checks ``ready`` (``search_many``), holding the GIL, and calls
+  in ``words`` (``search``) or checks ``ready`` (``search_many``), holding the GIL, and calls
   :meth:`TermWeights.fill` for the others before it calls a kernel; the kernels never read a flag;
 * ``fill`` writes a term's weights, bound and dense row first, and only then sets its ``ready`` flag
-  and adds it to ``filled``, both statements run holding the GIL;
+  and maps its word to it in ``words``, both statements run holding the GIL;
 * the GIL is a lock: whatever a thread wrote before it released the GIL is seen by every thread that
   acquires it afterwards. A search that finds a term's flag set acquired the GIL after the filler
   set it, so after the filler's writes of that term's arrays: it sees them, on any processor (this
@@ -47,12 +47,17 @@ from clear_rag.index.postings import Postings
 from clear_rag.index.ranking import Weighted
 from clear_rag.index.scoring import IDF, DocArray, IdfName, IntArray, length_norm, term_bounds, term_score
 
-__all__ = ["DENSE_SHARE", "WEIGH_PER_PASS", "TermWeights"]
+__all__ = ["DENSE_SHARE", "UNKNOWN_WORDS", "UNWEIGHED", "WEIGH_PER_PASS", "TermWeights"]
 
 DENSE_SHARE = 4  # a term in at least a quarter of the documents gets a dense row of weights
 # Postings weighed per pass at most (twice that with the pass's last span): the temporaries of a fill
 # take a few MB, however many postings a term has or a batch of queries names.
 WEIGH_PER_PASS = 1 << 18
+# What ``search`` reads for a word not in ``TermWeights.words`` (a term number is never negative).
+UNWEIGHED = -1
+# Words outside the vocabulary a version remembers (so that a query naming one again takes the quick
+# path), at most: a server asked any words at all must not grow without end.
+UNKNOWN_WORDS = 1 << 16
 
 
 class TermWeights:
@@ -60,14 +65,15 @@ class TermWeights:
 
     ``arrays`` is what searches read (:class:`clear_rag.index.ranking.Weighted`); of its weights,
     bounds and dense rows, only those of the terms :meth:`fill` has weighed hold their values.
-    ``ready`` flags those terms by number and ``filled`` maps their words to their numbers. Dense
+    ``ready`` flags those terms by number. ``words`` maps each word a search looked up to its term's
+    number once the term is weighed, or to None outside the vocabulary (up to UNKNOWN_WORDS). Dense
     rows (:data:`DENSE_SHARE`): pruning looks a few documents up in the long lists of common terms,
     and a dense row answers in one read where a search of the list takes several; a row costs 8
     bytes a document, at most 4/3 of the 24 bytes a posting (row and weight) the term's own postings
     take, and nothing until the term is asked for (``np.zeros`` maps pages as they are written).
     """
 
-    __slots__ = ("_idf", "_k1", "_lock", "_norm", "_tfs", "_vocab", "arrays", "filled", "ready")
+    __slots__ = ("_idf", "_k1", "_lock", "_norm", "_tfs", "_unknown", "_vocab", "arrays", "ready", "words")
 
     def __init__(
         self, raw: Postings, *, k1: float, b: float, idf: IdfName, id_rank: IntArray | None = None
@@ -90,7 +96,8 @@ class TermWeights:
         docs = _read_only(raw.docs)
         self.arrays = Weighted(ids, raw.indptr, docs, weights, bounds, dense_row, dense, id_rank)
         self.ready = np.zeros(df.size, dtype=np.bool_)
-        self.filled: dict[str, int] = {}
+        self.words: dict[str, int | None] = {}
+        self._unknown = 0  # words outside the vocabulary in ``words``
         self._lock = threading.Lock()
 
     def fill(self, terms: IntArray) -> None:
@@ -107,15 +114,20 @@ class TermWeights:
                 self._weigh(term[lo:hi], first[lo:hi], last[lo:hi])
             # Only now, every array of these terms written (see the module's docstring).
             self.ready[todo] = True
-            self.filled.update((self._vocab[t], t) for t in todo.tolist())
+            self.words.update((self._vocab[t], t) for t in todo.tolist())
 
     def weigh_words(self, words: Sequence[str], term_of: dict[str, int]) -> list[int]:
         """The term numbers of those of ``words`` in the vocabulary, in order, each one weighed: what
-        ``BM25Index.search`` asks when a word of its query is not in ``filled``."""
-        pairs = [(w, t) for w, t in zip(words, map(term_of.get, words), strict=True) if t is not None]
-        known = [t for _, t in pairs]
-        if any(w not in self.filled for w, _ in pairs):
+        ``BM25Index.search`` asks when a word of its query is not in :attr:`words` with a number."""
+        terms = list(map(term_of.get, words))
+        known = [t for t in terms if t is not None]
+        if any(t is not None and w not in self.words for w, t in zip(words, terms, strict=True)):
             self.fill(np.array(known, dtype=np.int64))
+        for word, term in zip(words, terms, strict=True):
+            # counted without the lock: threads racing here may remember a few more than the bound
+            if term is None and self._unknown < UNKNOWN_WORDS and word not in self.words:
+                self.words[word] = None
+                self._unknown += 1
         return known
 
     def _weigh(self, term: IntArray, first: IntArray, last: IntArray) -> None:

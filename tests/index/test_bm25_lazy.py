@@ -64,11 +64,18 @@ def assert_weighed_as_one_pass(index: BM25Index) -> None:
             span = slice(arrays.indptr[term], arrays.indptr[term + 1])
             row[arrays.docs[span]] = expected[span]
         assert arrays.dense[arrays.dense_row[term]].tobytes() == row.tobytes()
-    assert state.weights.filled == {index.vocabulary[t]: t for t in np.flatnonzero(ready).tolist()}
+    assert weighed_words(index) == {index.vocabulary[t]: t for t in np.flatnonzero(ready).tolist()}
+    unknown = [w for w, t in state.weights.words.items() if t is None]
+    assert not set(unknown) & set(index.vocabulary)
+
+
+def weighed_words(index: BM25Index) -> dict[str, int]:
+    """The words ``search`` finds weighed (the others it maps to None: outside the vocabulary)."""
+    return {w: t for w, t in index._state.weights.words.items() if t is not None}
 
 
 def nothing_weighed(index: BM25Index) -> bool:
-    return not index._state.weights.ready.any() and not index._state.weights.filled
+    return not index._state.weights.ready.any() and not index._state.weights.words
 
 
 def test_a_load_an_update_and_other_settings_weigh_nothing(tmp_path: Path) -> None:
@@ -78,7 +85,7 @@ def test_a_load_an_update_and_other_settings_weigh_nothing(tmp_path: Path) -> No
     loaded = BM25Index.load(tmp_path)
     assert nothing_weighed(loaded)
     loaded.search("w0 w3 w3", 5)
-    assert sorted(loaded._state.weights.filled) == ["w0", "w3"]  # what the question named, no more
+    assert sorted(weighed_words(loaded)) == ["w0", "w3"]  # what the question named, no more
     loaded.add(["late"], ["w7 w1"])
     assert nothing_weighed(loaded)  # a new version: N, avgdl and df moved
     loaded.search("w7", 5)
@@ -134,7 +141,8 @@ def test_the_numpy_path_weighs_the_terms_it_is_asked_for(
     loaded = BM25Index.load(tmp_path)
     monkeypatch.setattr(ranking, "_kernels", lambda: None)
     assert [loaded.search(q, 7) for q in queries] == expected
-    assert sorted(loaded._state.weights.filled) == sorted({"w0", "w5", "w1", "w9", "w29", "w3"})
+    assert sorted(weighed_words(loaded)) == sorted({"w0", "w5", "w1", "w9", "w29", "w3"})
+    assert loaded._state.weights.words["unknown"] is None
     assert_weighed_as_one_pass(loaded)
     again = BM25Index.load(tmp_path)
     assert again.search_many(queries, 7) == expected
@@ -187,7 +195,7 @@ def test_threads_weighing_the_same_terms_at_once_agree(
         worker.join()
     assert not errors and not wrong
     assert sorted(weighed) == sorted(set(weighed))  # no term weighed twice
-    assert len(weighed) == len(loaded._state.weights.filled)
+    assert len(weighed) == len(weighed_words(loaded))
     assert_weighed_as_one_pass(loaded)
 
 
@@ -221,3 +229,14 @@ def test_the_kernels_get_a_read_only_view_of_the_rows_and_the_postings_stay_as_b
 @given(st.lists(st.integers(0, 50), max_size=30))
 def test_the_terms_to_weigh_are_each_named_once_in_order(terms: list[int]) -> None:
     assert weights._distinct(np.array(terms, dtype=np.int64)).tolist() == sorted(set(terms))
+
+
+def test_words_outside_the_vocabulary_are_remembered_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query naming them again takes the quick path; a server asked any words at all stays bounded."""
+    index = indexed(zipf_texts(5, 100, 20))
+    monkeypatch.setattr(weights, "UNKNOWN_WORDS", 3)
+    for n in range(10):
+        assert index.search(f"w1 nowhere{n}", 4) == index.search_many([f"w1 nowhere{n}"], 4)[0]
+    unknown = [w for w, t in index._state.weights.words.items() if t is None]
+    assert unknown == ["nowhere0", "nowhere1", "nowhere2"]
+    assert weighed_words(index) == {"w1": index.vocabulary.index("w1")}
