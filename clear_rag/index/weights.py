@@ -1,10 +1,11 @@
 """Each posting's BM25 weight, computed a term at a time, the first time a query names the term.
 
 The predecessor weighed every posting of the index whenever it was loaded or updated, in one
-vectorised pass, with each term's bound and the dense rows of common terms: at a million passages
-most of the load's 6.9 s and 8 bytes of memory a posting, whether a question ever named the term or
-not. A version of the index (:class:`TermWeights`) now starts with its arrays allocated and unwritten
-(``np.empty``: the system maps a page of them only when it is written). What it computes at once
+vectorised pass, with each term's bound and the dense rows of common terms: most of a load's time at
+a million passages, and 8 bytes of memory a posting, whether a question ever named the term or not.
+A version of the index (:class:`TermWeights`) now starts with its arrays allocated and unwritten
+(``np.empty``: for arrays this large the system maps pages only as they are written; numpy asks for
+huge pages, so a term's first weights may bring up to 2 MB around them in). What it computes at once
 touches no posting: each document's length norm (:func:`clear_rag.index.scoring.length_norm`), each
 term's idf and which terms get a dense row. A term's weights (:func:`clear_rag.index.scoring.term_score`
 of its postings), its bound (the largest of them, :func:`clear_rag.index.scoring.term_bounds`) and, for
@@ -32,7 +33,8 @@ they are written. So:
   the lock and then finds it weighed.
 
 An update (``add``, ``remove``) and ``with_params`` with other settings make a new version, every
-term unweighed; a question after it weighs only what it names.
+term unweighed; a question after it weighs only what it names. (The argument is the GIL build's,
+CPython's default; a free-threaded build would need ``ready`` and ``words`` read under the lock.)
 """
 
 from __future__ import annotations
