@@ -144,10 +144,10 @@ def test_any_change_through_the_filesystem_is_caught_on_open(
         with path.open("ab") as fh:
             fh.write(bytes([value]))
     elif damage == "replaced":  # a copy of the file with one byte changed, renamed over it, times restored
-        data = bytearray(path.read_bytes())
-        data[offset % len(data)] ^= value
+        changed = bytearray(path.read_bytes())
+        changed[offset % len(changed)] ^= value
         copy = directory / "copy"
-        copy.write_bytes(bytes(data))
+        copy.write_bytes(bytes(changed))
         _restore_times(copy, before)
         os.replace(copy, path)
     elif damage == "swapped":
