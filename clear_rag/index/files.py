@@ -30,7 +30,7 @@ rewriting a file within the moment between clear-rag's own write and its manifes
 only by the full check, which hashes every file whatever its identity says: ``clear-rag index
 --full``. Manifests written before identities were recorded (no ``"stat"`` key) open as they always
 did, every file hashed; reading never rewrites them, and the next ``clear-rag ingest`` records the
-identities (``sync``).
+identities, as it does for a store copied or restored (``unstamped``, ``restamp``).
 
 Two lock files (``clear_rag.locks``) serialise the writers without making readers wait for them: a
 writer holds ``.sync.lock`` for its whole update (a second ``ingest`` waits instead of embedding the
@@ -240,10 +240,25 @@ def write_manifest(
     _commit(directory, settings, documents, {name: _recorded(directory / name) for name in data_files})
 
 
+def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
+    """Whether opening this index hashes files ``restamp`` could spare it: its manifest was written
+    before identities were recorded, or a file's identity is not the one recorded (a store copied or
+    restored from a backup, whose files may still be as written; the hash decides)."""
+    if manifest.stats is None:
+        return True
+    for name, identity in manifest.stats.items():
+        try:
+            if name in data_files and stat_identity(os.stat(directory / name)) != identity:
+                return True
+        except OSError:
+            return True
+    return False
+
+
 def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
-    """Give a manifest written before stat identities the identities of its files, if each file
-    still has the size and SHA-256 recorded; ``False``, and nothing written, if one does not (the
-    next open finds and names the damage): a restamp never blesses a file the manifest did not."""
+    """Record the identities the data files have now (``unstamped``), if each still has the size and
+    SHA-256 recorded; ``False``, and nothing written, if one does not (the next open finds and names
+    the damage): a restamp never blesses a file the manifest did not."""
     try:
         recorded = {name: _recorded(directory / name) for name in data_files}
     except OSError:

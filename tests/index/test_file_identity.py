@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from clear_rag.index.files import (
     read_manifest,
     restamp,
     stat_identity,
+    unstamped,
     write_array,
     write_manifest,
 )
@@ -269,3 +271,36 @@ def test_an_ingest_records_the_identities_an_old_manifest_lacks_without_rewritin
         hashed.clear()
         load_keyword(store)
         assert hashed == []
+
+
+def test_a_copied_store_is_hashed_on_open_until_an_ingest_records_its_files(
+    tmp_path: Path, corpus: Path, chunker: Chunker, hashed: list[str]
+) -> None:
+    """A copy keeps the bytes and the mtimes (copytree copies with copy2) but not inodes or ctimes:
+    opening it hashes every file, and a sync with nothing to index records the copy's identities."""
+    with Store(tmp_path / "s", root=tmp_path) as store:
+        ingest(store, [corpus], chunker)
+        keyword_index(store)
+    shutil.copytree(tmp_path / "s", tmp_path / "copy")
+    with Store(tmp_path / "copy", root=tmp_path) as copy:
+        directory = keyword_place(copy, False).directory
+        manifest = read_manifest(directory, "keyword", bm25.FILES)
+        assert manifest is not None and unstamped(directory, manifest, bm25.FILES)
+        load_keyword(copy)
+        assert sorted(hashed) == sorted(bm25.FILES)
+        _, report = keyword_index(copy)
+        assert (report.documents_updated, report.chunks_added, report.rebuilt) == (0, 0, False)
+        hashed.clear()
+        load_keyword(copy)
+        assert hashed == []
+
+
+def test_identities_left_out_for_a_slow_clock_are_not_retried_by_every_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "clock_past", lambda directory, newest: False)
+    directory = make_index(tmp_path / "index")
+    assert manifest_of(directory).stats == {}
+    assert not unstamped(directory, manifest_of(directory), DATA)
+    _without_identities(directory)
+    assert unstamped(directory, manifest_of(directory), DATA)
