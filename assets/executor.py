@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetKey, DagsterInstance, build_reconstructable_job, execute_job
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, build_reconstructable_job, execute_job
 
 from assets import definitions
 from assets.definitions import RUN_JOB
@@ -180,3 +180,36 @@ def execute_out_of_process(
                 )
             failed_checks.append(failed)
     return failed_checks
+
+
+DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization records its data version under
+
+
+@dataclass(frozen=True)
+class Latest:
+    """What a partition's latest materialization recorded: the run that made it, its data version
+    ("" where it recorded none) and its metadata's ``seconds`` (None where absent)."""
+
+    run_id: str
+    data_version: str
+    seconds: float | None
+
+
+def latest(instance: DagsterInstance, key: AssetKey, partitions: Sequence[str]) -> dict[str, Latest]:
+    """Each of ``partitions``' latest materialization of ``key``; a partition never materialized
+    raises IndexError (the callers have just materialized every one)."""
+    found = {}
+    for partition in partitions:
+        record = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
+        ).records[0]
+        event = record.asset_materialization
+        tags = (event.tags if event else None) or {}
+        seconds = event.metadata.get("seconds") if event else None
+        value = seconds.value if seconds is not None else None
+        found[partition] = Latest(
+            record.run_id,
+            tags.get(DATA_VERSION_TAG, ""),
+            float(value) if isinstance(value, int | float) else None,
+        )
+    return found

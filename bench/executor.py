@@ -31,56 +31,19 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.common import ROOT, write_result
 
+if TYPE_CHECKING:  # assets imports dagster, which main imports only when it runs
+    from assets.executor import Latest
+
 CONTENDERS = ("in_process", "multiprocess", "multiprocess_spawn", "dask_1", "dask_2")
 DASK_WORKERS = {"dask_1": 1, "dask_2": 2}
-DATA_VERSION_TAG = "dagster/data_version"
 
 
-def _versions(instance: Any, key: Any, partitions: Sequence[str]) -> dict[str, str]:
-    """The data version each partition's latest materialization recorded."""
-    from dagster import AssetRecordsFilter
-
-    found = {}
-    for partition in partitions:
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
-        ).records
-        materialization = records[0].asset_materialization
-        found[partition] = materialization.tags.get(DATA_VERSION_TAG, "") if materialization else ""
-    return found
-
-
-def _latest_runs(instance: Any, key: Any, partitions: Sequence[str]) -> dict[str, str]:
-    """The run that made each partition's latest materialization."""
-    from dagster import AssetRecordsFilter
-
-    return {
-        partition: instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
-        )
-        .records[0]
-        .run_id
-        for partition in partitions
-    }
-
-
-def _step_seconds(instance: Any, key: Any, partitions: Sequence[str]) -> float:
-    """The sum of the evaluation steps' own ``seconds`` (their metadata): time inside the steps."""
-    from dagster import AssetRecordsFilter
-
-    total = 0.0
-    for partition in partitions:
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
-        ).records
-        materialization = records[0].asset_materialization
-        if materialization is not None and "seconds" in materialization.metadata:
-            total += float(materialization.metadata["seconds"].value)
-    return total
+def _versions(found: dict[str, Latest]) -> dict[str, str]:
+    return {partition: materialization.data_version for partition, materialization in found.items()}
 
 
 def _dask_versions(measured: dict[str, list[float]]) -> dict[str, str]:
@@ -117,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from assets.cluster import local_cluster
     from assets.definitions import build_definitions
-    from assets.executor import Execution, Run, execute_out_of_process
+    from assets.executor import Execution, Run, execute_out_of_process, latest
     from assets.resources import PathsResource, chat_for, reranker_for
     from assets.run import CURSOR, QUIET, instance_at, run_in_process, update
 
@@ -160,11 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         built = update(defs, instance, work / "dagster" / CURSOR)
         print(f"setup: {built.materialized} partitions materialized in {time.perf_counter() - started:.1f} s")
         job = defs.resolve_implicit_global_asset_job_def()
-        reference = _versions(instance, key, partitions)
+        reference = _versions(latest(instance, key, partitions))
         for round_ in range(args.repeat):
             order = contenders[round_ % len(contenders) :] + contenders[: round_ % len(contenders)]
             for name in order:
-                before = _latest_runs(instance, key, partitions)
+                before = latest(instance, key, partitions)
                 started = time.perf_counter()
                 if name in DASK_WORKERS:
                     with local_cluster(DASK_WORKERS[name], cwd=ROOT) as cluster:
@@ -184,16 +147,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seconds = time.perf_counter() - started
                 # Every partition materialized again by this contender's own run (two runs of one job
                 # at once once shared one Dask task: the second ran nothing and took no time).
-                after = _latest_runs(instance, key, partitions)
-                stale = sorted(p for p in partitions if after[p] == before[p])
+                after = latest(instance, key, partitions)
+                stale = sorted(p for p in partitions if after[p].run_id == before[p].run_id)
                 if stale:
                     raise SystemExit(f"{name} did not materialize {stale} again")
-                measured = _versions(instance, key, partitions)
+                measured = _versions(after)
                 if measured != reference:
                     differ = sorted(p for p in partitions if measured[p] != reference[p])
                     raise SystemExit(f"{name} measured other numbers for {differ}")
                 wall[name].append(round(seconds, 2))
-                inside[name].append(round(_step_seconds(instance, key, partitions), 2))
+                # the sum of the evaluation steps' own seconds (their metadata): time inside the steps
+                inside[name].append(round(sum(m.seconds or 0.0 for m in after.values()), 2))
                 print(f"round {round_ + 1}: {name} {seconds:.1f} s (load {os.getloadavg()[0]:.2f})")
     median = {name: round(statistics.median(values), 2) for name, values in wall.items()}
     flags = f"--suite {args.suite} --embedder {args.embedder} --repeat {args.repeat}"

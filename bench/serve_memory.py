@@ -6,6 +6,10 @@ on that store, one question posted to ``/api/chat`` (the hybrid default config, 
 BM25 index and the vector index are opened as the first question opens them) and read to its
 ``done`` event, and the server's ``/proc/<pid>/status`` read from outside it: resident size once it
 listens (before any index is open), its resident peak (VmHWM) and its resident size after the answer.
+Beside each server, in the same turn, a fresh process opens the store's two indexes as a question
+does (``open_index``: the manifest read, the files checked against it, the index loaded, its ids
+checked) and times each: the cold-open cost, which the first answer includes, on its own (issue 32:
+checking every file by hashing it whole cost about as much as loading BM25).
 
 With ``--before REV`` the same for the code of an earlier commit (its files from ``git archive``, as
 bench.index_size runs one): each side builds its own store, since the index files' formats differ.
@@ -37,6 +41,25 @@ docs, _, what = synthetic(int(sys.argv[2]), 1)
 store, timings = build(Path(sys.argv[1]), docs)
 with store:
     print(json.dumps({"corpus": what, "chunks": store.stats().chunks, **timings}))
+"""
+
+# Run with one side's code first on PYTHONPATH, a fresh process per turn: the indexes opened as the
+# first question opens them, each timed (seconds). Only what both sides' code has is used.
+OPEN = """
+import json, sys, time
+from pathlib import Path
+from clear_rag.index.places import keyword_place, open_index, vector_place
+from clear_rag.providers.fake import HashEmbedder
+from clear_rag.store import Store
+with Store(Path(sys.argv[1])) as store:
+    places = {"keyword": keyword_place(store, False), "vectors": vector_place(store, HashEmbedder(dim=256))}
+    times = {}
+    for name, place in places.items():
+        started = time.perf_counter()
+        if open_index(place) is None:
+            raise SystemExit(f"no {name} index in {sys.argv[1]}")
+        times[f"open_{name}_s"] = time.perf_counter() - started
+print(json.dumps({**times, "open_indexes_s": sum(times.values())}))
 """
 
 SERVE = "from clear_rag.cli import main; main()"
@@ -111,6 +134,13 @@ def serve_once(source: Path, store: Path, ready_within_s: float = 120.0) -> dict
         server.wait(timeout=30)
 
 
+def open_once(source: Path, store: Path) -> dict[str, float]:
+    """A fresh process with the code at ``source`` opening ``store``'s BM25 and vector indexes: the
+    seconds each took and their sum."""
+    opened: dict[str, float] = run_script(source, OPEN, [str(store)], store.parent)
+    return opened
+
+
 def memory(docs: int, rounds: int, sides: dict[str, Path], scratch: Path) -> dict[str, Any]:
     """Per side (name: the folder its ``clear_rag`` is imported from): its store's build and the
     median of ``rounds`` fresh servers' figures, sides in rotating order each round."""
@@ -126,7 +156,7 @@ def memory(docs: int, rounds: int, sides: dict[str, Path], scratch: Path) -> dic
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for round_ in range(rounds + 1):
         for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
-            figures = serve_once(sides[name], stores[name])
+            figures = serve_once(sides[name], stores[name]) | open_once(sides[name], stores[name])
             print(f"round {round_} {name}: {figures}", flush=True)
             if round_:  # the first round fills the page cache; untimed
                 runs[name].append(figures)
@@ -156,9 +186,11 @@ def measure_memory(docs: int, rounds: int, before: str | None, scratch: Path) ->
 
 def render(result: dict[str, Any]) -> str:
     lines = [f"{'side':<18} {'chunks':>8} {'listening MB':>13} {'peak MB':>8} {'after answer MB':>16}"]
+    lines[0] += f" {'first answer s':>15} {'open indexes s':>15}"
     for name, side in result["sides"].items():
         lines.append(
             f"{name:<18} {side['build']['chunks']:>8} {side['rss_listening_mb']:>13.0f} "
-            f"{side['peak_rss_mb']:>8.0f} {side['rss_after_answer_mb']:>16.0f}"
+            f"{side['peak_rss_mb']:>8.0f} {side['rss_after_answer_mb']:>16.0f} "
+            f"{side['first_answer_s']:>15.3f} {side['open_indexes_s']:>15.3f}"
         )
     return "\n".join(lines) + "\n"

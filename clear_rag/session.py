@@ -118,15 +118,16 @@ def sync_indexes(
 
 
 def check_indexes(
-    store: Store, configs: Iterable[PipelineConfig], embedder: Embedder | None
+    store: Store, configs: Iterable[PipelineConfig], embedder: Embedder | None, *, full: bool = False
 ) -> list[IndexHealth]:
     """The check of every index ``configs`` search, as ``sync_indexes`` would bring them up to date:
-    whether each can be opened for a question, and the documents it left out."""
+    whether each can be opened for a question, and the documents it left out. ``full`` hashes every
+    index file, even one whose stat identity is as its manifest recorded it."""
     wanted = list(configs)
     stems = sorted({c.stem for c in wanted if "keyword" in c.retrievers})
-    found = [health(keyword_place(store, stem), store) for stem in stems]
+    found = [health(keyword_place(store, stem), store, full=full) for stem in stems]
     if embedder is not None and any("vector" in c.retrievers for c in wanted):
-        found.append(health(vector_place(store, embedder), store))
+        found.append(health(vector_place(store, embedder), store, full=full))
     return found
 
 

@@ -526,6 +526,19 @@ def test_a_servers_peak_is_set_against_the_current_codes_peak() -> None:
     alone = bench_table(serve_memory_doc(None), "serve-memory")
     assert f"| clear-rag | 3 | {number(200.0)} | {number(400.0)} | {number(300.0)} |" in alone
     assert "before" not in alone and "×" not in alone
+    assert "open indexes" not in alone  # a file from before the opening was timed on its own
+
+
+def test_the_opening_of_the_indexes_is_a_column_when_every_side_timed_it() -> None:
+    doc = serve_memory_doc(1000.0)
+    for figures, seconds in zip(doc["sides"].values(), (0.25, 0.75), strict=True):
+        figures["open_indexes_s"] = seconds
+    table = bench_table(doc, "serve-memory")
+    assert "| open indexes s |" in table
+    assert f"| {number(0.5)} | {number(0.25)} |" in table
+    assert f"| {number(0.5)} | {number(0.75)} | {times(1000.0 / 400.0)} |" in table
+    del doc["sides"]["clear-rag before"]["open_indexes_s"]
+    assert "open indexes" not in bench_table(doc, "serve-memory")
 
 
 def index_size_doc(asked: bool) -> dict[str, Any]:

@@ -222,12 +222,22 @@ def index_command(
         bool,
         typer.Option("--rebuild", help="Build every index again from the store (re-embeds every chunk)."),
     ] = False,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Hash every index file whole, even one whose size, times and inode are as its manifest "
+            "recorded them: finds damage that leaves those alone, such as bit rot on the disk.",
+        ),
+    ] = False,
 ) -> None:
     """Check the store's indexes; with --rebuild, build them again from the store.
 
-    Each index file is checked against the size and SHA-256 its manifest recorded, and the ids in
-    the files against the chunks the manifest lists; the exit status is 0 only when every index can
-    answer questions. `clear-rag ingest` rebuilds an index that fails its check as well.
+    Each index file is checked against the size and SHA-256 its manifest recorded (a file whose
+    size, modification and change times and inode are still those recorded is taken as written, as
+    when a question opens it; --full hashes it anyway), and the ids in the files against the chunks
+    the manifest lists; the exit status is 0 only when every index can answer questions. `clear-rag
+    ingest` rebuilds an index that fails its check as well.
     """
     from clear_rag.cli.app import open_existing
     from clear_rag.providers.select import make_embedder
@@ -240,7 +250,7 @@ def index_command(
                 _update_indexes(opened, settings, embedder, timeout, rebuild=True)
                 return
             model = make_embedder(embedder, timeout=timeout) if "vector" in settings.retrievers else None
-            found = check_indexes(opened, [settings], model)
+            found = check_indexes(opened, [settings], model, full=full)
         for checked in found:
             typer.echo(f"index {_health_line(checked)}")
             for line in missing_lines(checked.label, checked.missing):

@@ -10,6 +10,28 @@ truncated matrix or a shuffled id file was either a traceback or, worse, wrong a
 Opening an index checks each file against the manifest before reading it; anything that does not
 match raises :class:`DamagedIndexError`, which names the file and says how to rebuild it.
 
+Hashing every file on every open made a cold ``ask`` or a server's first question pay for reading
+the whole index twice (a 100k-chunk store's vectors alone are 100 to 150 MB). So the manifest also
+records each file's stat identity as written (size, ``st_mtime_ns``, ``st_ctime_ns``, ``st_ino``),
+and a file whose identity on open is the one recorded is trusted without hashing: the bargain git's
+index makes. A file whose identity differs is hashed and checked as before, with the same errors.
+Any write through the filesystem changes the identity: a rewrite or truncation in place sets
+mtime and ctime, a file replaced or copied in has another inode and ctime, and a tool that puts an
+old mtime back (``touch -d``, ``cp -p``, ``rsync -a``, a restore from backup) still sets ctime to
+now, which no tool can set back. Timestamps are as fine as the filesystem keeps them (1 s on some,
+2 s on FAT): a file changed within the same tick it was recorded in would keep its identity, so
+``write_manifest`` waits, before it commits, until the filesystem's clock has moved past every
+recorded time (the "racily clean" case git handles); a file it could not wait out is recorded
+without an identity and hashed on every open.
+
+What the identity cannot see is damage that goes around the filesystem: bit rot on the disk, a
+block device written directly, a clock set back before a same-size rewrite, or another program
+rewriting a file within the moment between clear-rag's own write and its manifest. Those are found
+only by the full check, which hashes every file whatever its identity says: ``clear-rag index
+--full``. Manifests written before identities were recorded (no ``"stat"`` key) open as they always
+did, every file hashed; reading never rewrites them, and the next ``clear-rag ingest`` records the
+identities, as it does for a store copied or restored (``unstamped``, ``restamp``).
+
 Two lock files (``clear_rag.locks``) serialise the writers without making readers wait for them: a
 writer holds ``.sync.lock`` for its whole update (a second ``ingest`` waits instead of embedding the
 same chunks again) and ``.commit.lock`` only while it replaces the files; a reader holds
@@ -22,6 +44,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +59,8 @@ from clear_rag.errors import StoreError
 
 MANIFEST = "manifest.json"
 FORMAT = 2  # 1 (no "format" key): written before checksums; still read, checked by row counts only
+STAT_FIELDS = ("bytes", "mtime_ns", "ctime_ns", "inode")  # a file's identity, as "stat" records it
+TICK_WAIT_S = 2.5  # the longest wait for the filesystem's clock to move past a recorded time (FAT: 2 s)
 REBUILD = "Run `clear-rag ingest PATH` or `clear-rag index --rebuild` to rebuild it from the store"
 
 
@@ -58,6 +85,7 @@ class Manifest:
     settings: dict[str, Any]
     documents: dict[str, dict[str, Any]]
     files: dict[str, dict[str, Any]] | None  # None in a manifest written before checksums
+    stats: dict[str, dict[str, int]] | None = None  # None in one written before identities were recorded
 
     def chunk_ids(self) -> set[str]:
         return {chunk for entry in self.documents.values() for chunk in entry["chunks"]}
@@ -88,7 +116,7 @@ def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> M
         raise DamagedIndexError(label, directory, MANIFEST, "not valid JSON") from None
     if not _well_formed(data):
         raise DamagedIndexError(label, directory, MANIFEST, "not an index manifest") from None
-    return Manifest(data.get("settings", {}), data["documents"], data.get("files"))
+    return Manifest(data.get("settings", {}), data["documents"], data.get("files"), data.get("stat"))
 
 
 def _well_formed(data: object) -> bool:
@@ -103,7 +131,15 @@ def _well_formed(data: object) -> bool:
             return False
         if not isinstance(entry.get("missing", ""), str):
             return False
-    files = data.get("files")
+    files, stats = data.get("files"), data.get("stat")
+    if stats is not None and not (
+        isinstance(stats, dict)
+        and all(
+            isinstance(v, dict) and all(isinstance(v.get(k), int) for k in STAT_FIELDS)
+            for v in stats.values()
+        )
+    ):
+        return False
     if data.get("format") == FORMAT:
         return isinstance(files, dict) and all(
             isinstance(v, dict) and isinstance(v.get("bytes"), int) and isinstance(v.get("sha256"), str)
@@ -112,14 +148,24 @@ def _well_formed(data: object) -> bool:
     return "format" not in data and files is None
 
 
-def check_files(directory: Path, manifest: Manifest, data_files: tuple[str, ...], label: str) -> None:
-    """Each data file as the manifest recorded it: present, the same size, the same SHA-256."""
+def check_files(
+    directory: Path, manifest: Manifest, data_files: tuple[str, ...], label: str, *, full: bool = False
+) -> None:
+    """Each data file as the manifest recorded it: present, the same size, the same SHA-256. A file
+    whose stat identity is the one recorded is taken as written without hashing it, unless ``full``."""
     if manifest.files is None:
         return  # an index from before checksums: its row counts are still checked on open
     for name in data_files:
         recorded = manifest.files.get(name)
         if recorded is None:
             raise DamagedIndexError(label, directory, MANIFEST, f"it records no checksum of {name}")
+        identity = (manifest.stats or {}).get(name)
+        if not full and identity is not None and identity["bytes"] == recorded["bytes"]:
+            try:
+                if stat_identity(os.stat(directory / name)) == identity:
+                    continue
+            except OSError:
+                pass  # hashed below, which names what is wrong with it
         try:
             found = digest(directory / name)
         except FileNotFoundError:
@@ -140,6 +186,48 @@ def digest(path: Path) -> dict[str, Any]:
         return {"bytes": fh.tell(), "sha256": sha}
 
 
+def stat_identity(found: os.stat_result) -> dict[str, int]:
+    """What of a file's ``stat`` any write through the filesystem changes, as the manifest records it."""
+    return {
+        "bytes": found.st_size,
+        "mtime_ns": found.st_mtime_ns,
+        "ctime_ns": found.st_ctime_ns,
+        "inode": found.st_ino,
+    }
+
+
+def _recorded(path: Path) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """``path``'s digest and its stat identity as it was while hashed (``None`` if it changed meanwhile:
+    something else is writing it, so only its hash may vouch for it)."""
+    with path.open("rb") as fh:
+        before = os.fstat(fh.fileno())
+        sha = hashlib.file_digest(fh, "sha256").hexdigest()
+        size, after = fh.tell(), os.fstat(fh.fileno())
+    identity = stat_identity(before)
+    return {"bytes": size, "sha256": sha}, identity if identity == stat_identity(after) else None
+
+
+def clock_past(directory: Path, newest_ns: int, wait_s: float = TICK_WAIT_S) -> bool:
+    """Whether the filesystem's clock in ``directory`` has moved past ``newest_ns``, waiting for it up
+    to ``wait_s``. The clock is read as a file's times are set: a probe file touched and stat'ed
+    (a temporary file, removed after, or by ``remove_leftovers`` if this process is killed)."""
+    handle, name = tempfile.mkstemp(prefix=".clock.", suffix=".tmp", dir=directory)
+    os.close(handle)
+    probe, deadline = Path(name), time.monotonic() + wait_s
+    try:
+        while True:
+            os.utime(probe)  # both times to the filesystem's now, at its granularity
+            now = os.stat(probe)
+            if min(now.st_mtime_ns, now.st_ctime_ns) > newest_ns:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+
+
 def write_manifest(
     directory: Path,
     settings: dict[str, Any],
@@ -149,8 +237,53 @@ def write_manifest(
     """Record the data files as they are now on disk, then commit the manifest (atomically, last:
     a crash before this rename leaves files the old manifest does not match, which the next
     ``ingest`` finds and rebuilds)."""
-    files = {name: digest(directory / name) for name in data_files}
-    body = {"format": FORMAT, "settings": settings, "documents": documents, "files": files}
+    _commit(directory, settings, documents, {name: _recorded(directory / name) for name in data_files})
+
+
+def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
+    """Whether opening this index hashes files ``restamp`` could spare it: its manifest was written
+    before identities were recorded, or a file's identity is not the one recorded (a store copied or
+    restored from a backup, whose files may still be as written; the hash decides)."""
+    if manifest.stats is None:
+        return True
+    for name, identity in manifest.stats.items():
+        try:
+            if name in data_files and stat_identity(os.stat(directory / name)) != identity:
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
+    """Record the identities the data files have now (``unstamped``), if each still has the size and
+    SHA-256 recorded; ``False``, and nothing written, if one does not (the next open finds and names
+    the damage): a restamp never blesses a file the manifest did not."""
+    try:
+        recorded = {name: _recorded(directory / name) for name in data_files}
+    except OSError:
+        return False
+    if manifest.files is None or any(
+        found != manifest.files.get(name) for name, (found, _) in recorded.items()
+    ):
+        return False
+    _commit(directory, manifest.settings, manifest.documents, recorded)
+    return True
+
+
+def _commit(
+    directory: Path,
+    settings: dict[str, Any],
+    documents: dict[str, dict[str, Any]],
+    recorded: dict[str, tuple[dict[str, Any], dict[str, int] | None]],
+) -> None:
+    files = {name: found for name, (found, _) in recorded.items()}
+    stats = {name: identity for name, (_, identity) in recorded.items() if identity is not None}
+    newest = max((max(i["mtime_ns"], i["ctime_ns"]) for i in stats.values()), default=None)
+    if newest is not None and not clock_past(directory, newest):
+        # a same-tick rewrite of these would keep their identity: let only their hashes vouch for them
+        stats = {}
+    body = {"format": FORMAT, "settings": settings, "documents": documents, "files": files, "stat": stats}
     write_atomic(directory / MANIFEST, json.dumps(body, sort_keys=True))
 
 

@@ -87,15 +87,16 @@ def document_versions(store: Store) -> dict[str, str]:
     }
 
 
-def open_index(place: Place[IndexT]) -> tuple[IndexT, Manifest] | None:
+def open_index(place: Place[IndexT], *, full: bool = False) -> tuple[IndexT, Manifest] | None:
     """The index at ``place`` after its check, with its manifest; ``None`` if there is none for these
     settings; :class:`DamagedIndexError` if a file does not match the manifest or the ids in the
-    files are not the chunks the manifest lists (a shuffled or swapped id file)."""
+    files are not the chunks the manifest lists (a shuffled or swapped id file). A file whose stat
+    identity is the one its manifest recorded is not hashed, unless ``full`` (``check_files``)."""
     with locked(place.directory, "commit", shared=True):
         manifest = read_manifest(place.directory, place.label, place.files)
         if manifest is None or manifest.settings != place.settings:
             return None
-        check_files(place.directory, manifest, place.files, place.label)
+        check_files(place.directory, manifest, place.files, place.label, full=full)
         try:
             index = place.load(place.directory)
         except StoreError as err:
@@ -149,10 +150,11 @@ def existing_places(store: Store) -> list[Place[Any]]:
     return found
 
 
-def health(place: Place[Any], store: Store) -> IndexHealth:
-    """What the check of one index finds, with the error a question over it would end in."""
+def health(place: Place[Any], store: Store, *, full: bool = False) -> IndexHealth:
+    """What the check of one index finds, with the error a question over it would end in; ``full``
+    hashes every file whatever its stat identity says (``clear-rag index --full``)."""
     try:
-        opened = open_index(place)
+        opened = open_index(place, full=full)
     except DamagedIndexError as err:
         return IndexHealth(place.label, "damaged", 0, 0, {}, err)
     if opened is None:

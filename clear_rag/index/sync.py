@@ -28,7 +28,7 @@ from typing import Any, Generic
 from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
 from clear_rag.index.context import Unit, units
-from clear_rag.index.files import DamagedIndexError, remove_leftovers, write_manifest
+from clear_rag.index.files import DamagedIndexError, remove_leftovers, restamp, unstamped, write_manifest
 from clear_rag.index.places import IndexT, Place, document_versions, keyword_place, open_index, vector_place
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.locks import locked
@@ -90,10 +90,11 @@ def sync(
         except DamagedIndexError as err:
             opened, damage = None, err.reason
         if opened is None or rebuild:
-            index, documents, unsaved = fresh(), {}, True
+            index, documents, unsaved, stamp = fresh(), {}, True, False
         else:
             index, manifest = opened
             documents, unsaved = dict(manifest.documents), manifest.files is None
+            stamp = unstamped(place.directory, manifest, place.files)  # else every open hashes its files
         versions = document_versions(store)
         stale = sorted(doc for doc, version in versions.items() if _to_index(documents.get(doc), version))
         removed = sorted(set(documents) - set(versions))
@@ -113,6 +114,9 @@ def sync(
             with locked(place.directory, "commit"):
                 index.save(place.directory)
                 write_manifest(place.directory, place.settings, documents, place.files)  # last
+        elif stamp:  # only the manifest changes: it records the identities of the files it checks
+            with locked(place.directory, "commit"):
+                restamp(place.directory, manifest, place.files)
     elapsed = (time.perf_counter() - started) * 1000
     added = sum(len(ids) for ids in filler.added.values())
     report = SyncReport(

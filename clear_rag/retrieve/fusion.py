@@ -65,24 +65,13 @@ def _fuse(
             first_seen.setdefault(cand.chunk_id, cand)
             # a first-stage list's candidates name only the list itself: nothing below it to keep
             parts = {source: c for source, c in cand.sources.items() if source != name}
-            sources.setdefault(cand.chunk_id, {})[name] = Contribution(
-                rank=rank, score=cand.score, contribution=added, parts=parts
-            )
+            sources.setdefault(cand.chunk_id, {})[name] = Contribution.make(rank, cand.score, added, parts)
     fused = []
     for chunk_id, cand in first_seen.items():
         by_list = sources[chunk_id]
         # math.fsum, so the fused score does not depend on the order the lists were given in.
         score = math.fsum(c.contribution for c in by_list.values())
-        fused.append(
-            Candidate(
-                chunk_id=chunk_id,
-                doc_id=cand.doc_id,
-                start=cand.start,
-                end=cand.end,
-                score=score,
-                sources=by_list,
-            )
-        )
+        fused.append(Candidate.make(chunk_id, cand.doc_id, cand.start, cand.end, score, by_list))
     return rank_order(fused)
 
 

@@ -90,14 +90,11 @@ def hits_to_candidates(name: str, hits: Sequence[tuple[str, float]], table: Chun
                 f"the {name} index returned chunk {chunk_id!r}, which the chunk table does not hold",
                 fix="Re-run ingest so the index and the chunk table describe the same chunks",
             )
+        score = float(score)
+        # make: a stage builds a hundred of these per question, and the class call cost more than the search
         out.append(
-            Candidate(
-                chunk_id=chunk_id,
-                doc_id=ref.doc_id,
-                start=ref.start,
-                end=ref.end,
-                score=float(score),
-                sources={name: Contribution(rank=rank, score=float(score), contribution=float(score))},
+            Candidate.make(
+                chunk_id, ref.doc_id, ref.start, ref.end, score, {name: Contribution.make(rank, score, score)}
             )
         )
     return out

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, ExecutorDefinition
+from dagster import AssetKey, DagsterEventType, ExecutorDefinition
 
 from assets.cluster import _written_address, connect, local_cluster
 from assets.definitions import EXECUTOR_ENV, SCHEDULER_ENV, build_definitions
 from assets.evaluation import measured
-from assets.executor import Execution, Run, execute_out_of_process
+from assets.executor import Execution, Run, execute_out_of_process, latest
 from assets.resources import PathsResource
 from assets.run import QUIET, instance_at, main
 from clear_rag.errors import ClearRagError, ConfigError
@@ -26,7 +26,6 @@ from tests.assets.conftest import DAGSTER_WARNINGS, ROWS, SOURCE_ASSET_DEPRECATI
 TOY = {"suites": ["toy"], "embedder": "hash", "chat": "echo", "reranker": "lexical"}
 COMMON = ["--embedder", "hash", "--suite", "toy", "--no-sample", "--no-site"]
 EVALUATION = AssetKey(["toy", "evaluation"])
-DATA_VERSION_TAG = "dagster/data_version"
 
 
 @pytest.fixture
@@ -137,30 +136,6 @@ def _rows(path: Path) -> dict[str, str]:
     return {row["name"]: measured(row) for row in document["rows"]}
 
 
-def _latest_runs(instance: DagsterInstance) -> set[str]:
-    """The runs that made each evaluation partition's latest materialization."""
-    return {
-        instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=EVALUATION, asset_partitions=[row]), limit=1
-        )
-        .records[0]
-        .run_id
-        for row in ROWS
-    }
-
-
-def _data_versions(instance: DagsterInstance) -> dict[str, str]:
-    found = {}
-    for row in ROWS:
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=EVALUATION, asset_partitions=[row]), limit=1
-        ).records
-        materialization = records[0].asset_materialization
-        assert materialization is not None
-        found[row] = (materialization.tags or {})[DATA_VERSION_TAG]
-    return found
-
-
 @pytest.mark.slow  # a real cluster: three processes, and the suite's evaluation runs on it
 @pytest.mark.filterwarnings(SOURCE_ASSET_DEPRECATION)
 def test_a_dask_cluster_measures_what_an_in_process_update_measures(
@@ -174,7 +149,8 @@ def test_a_dask_cluster_measures_what_an_in_process_update_measures(
     assert "FAILED" not in capsys.readouterr().out
     runs: list[Run] = [(row, [EVALUATION]) for row in ROWS] + [(None, [AssetKey(["toy", "result"])])]
     with instance_at(home) as instance:
-        expected = _data_versions(instance)
+        expected = {row: m.data_version for row, m in latest(instance, EVALUATION, ROWS).items()}
+        assert all(expected.values())  # every partition recorded a version to compare
         started = {record.dagster_run.run_id for record in instance.get_run_records()}
         # The workers run in the project's folder, as a worker on another machine runs in its checkout.
         with local_cluster(2, cwd=project) as cluster:
@@ -185,7 +161,8 @@ def test_a_dask_cluster_measures_what_an_in_process_update_measures(
                 assert pool is not None
                 failed = execute_out_of_process(runs, execution, instance, pool, QUIET)
         assert failed == [[] for _ in runs]  # every run succeeded, and every check passed
-        assert _data_versions(instance) == expected
+        found = latest(instance, EVALUATION, ROWS)
+        assert {row: m.data_version for row, m in found.items()} == expected
         # Every run executed its own step (two runs of one job at once once shared one Dask task, and
         # the second succeeded having executed nothing), and on a worker of the cluster, not in this
         # process or a run's; and the latest materialization of every partition is the cluster's.
@@ -198,7 +175,7 @@ def test_a_dask_cluster_measures_what_an_in_process_update_measures(
             assert steps[0].dagster_event is not None
             step_pids.append(steps[0].dagster_event.pid)
         assert set(step_pids) <= set(cluster.pids)
-        assert _latest_runs(instance) <= {run.run_id for run in dask_runs}
+        assert {m.run_id for m in found.values()} <= {run.run_id for run in dask_runs}
     # The same rows measured the same way, per question (dates, timings and trace ids aside).
     assert _rows(project / "dask" / "toy.json") == _rows(project / "in-process" / "toy.json")
     assert set(_rows(project / "dask" / "toy.json")) == set(ROWS)

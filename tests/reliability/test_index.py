@@ -7,6 +7,7 @@ chunks and the ids in each index equal those of a clean store ingested from the 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typer.testing import CliRunner, Result
 
 from clear_rag.cli import app
 from clear_rag.errors import ModelError
+from clear_rag.index.files import stat_identity
 from clear_rag.index.places import load_keyword, load_vectors
 from clear_rag.providers import select
 from clear_rag.providers.base import EmbedKind
@@ -280,6 +282,40 @@ def test_index_rebuild_repairs_a_damaged_index(world: Path, reference: Snapshot)
     expect(result.output, REBUILD_REPAIRS, chunks=chunk_count(reference))
     has_line(result.output, f"index keyword: rebuilt from the store: {chunk_count(reference)} chunks")
     assert cli("index", "--store", "s", *HASH).exit_code == 0
+    assert snapshot(world / "s") == reference
+
+
+FULL_CHECK = case(
+    "index-full-check",
+    area="index",
+    fault="bytes flipped inside `vectors.npy` leaving its size, times and inode as the manifest recorded "
+    "them (bit rot); then `clear-rag index --full`",
+    message="error: {store}/" + VECTORS + "/vectors.npy: the vector (hash-embedder-256) index is damaged "
+    "(checksum mismatch). " + REBUILD,
+    exit_code=3,
+)
+
+
+def test_index_full_hashes_what_the_quick_check_takes_on_trust(world: Path, reference: Snapshot) -> None:
+    """Opening an index hashes no file whose stat identity is as recorded; damage that keeps it (here
+    the manifest given the damaged file's identity, as bit rot would leave it) is found by --full."""
+    path = world / "s" / VECTORS / "vectors.npy"
+    with path.open("r+b") as fh:
+        fh.seek(-3, os.SEEK_END)
+        byte = fh.read(1)
+        fh.seek(-3, os.SEEK_END)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    manifest = path.parent / "manifest.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
+    body["stat"]["vectors.npy"] = stat_identity(path.stat())
+    manifest.write_text(json.dumps(body), encoding="utf-8")
+    quick = cli("index", "--store", "s", *HASH)
+    assert quick.exit_code == 0, quick.output
+    result = cli("index", "--full", "--store", "s", *HASH)
+    assert result.exit_code == FULL_CHECK.exit_code, result.output
+    expect(result.output, FULL_CHECK, store="s")
+    assert cli("index", "--rebuild", "--store", "s", *HASH).exit_code == 0
+    assert cli("index", "--full", "--store", "s", *HASH).exit_code == 0
     assert snapshot(world / "s") == reference
 
 
