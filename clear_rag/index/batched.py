@@ -16,12 +16,13 @@ can around the product, which is what faiss's flat index does too:
   does not offer again): BLAS picks its kernel by shape, and the same kernel for every vector gives
   equal vectors the same score bit for bit, so their tie is cut by id as everywhere else.
 - **A scan that rejects most scores in bulk.** Each query keeps its k best so far. A run of
-  ``CHUNK`` scores is looked at only when its maximum reaches the worst kept (a maximum the compiler
-  vectorises); a score then enters only if it ranks above that worst, by score and then by id, so
-  ties are cut by id exactly as :func:`clear_rag.index.selection.top_k` cuts them. After the first
-  tiles almost no run is looked at. In the first tile, where nothing is kept yet, the k-th largest
-  of the runs' maxima is the floor instead (see :func:`_scan`).
-- **The k kept**, up to ``SMALL_K`` as a sorted run, more in a heap sorted at the end: best first,
+  ``CHUNK`` scores (evenly spaced in the tile, so that the compiler vectorises the maxima of all
+  runs at once) is looked at only when its maximum reaches the worst kept; a score then enters only
+  if it ranks above that worst, by score and then by id, so ties are cut by id exactly as
+  :func:`clear_rag.index.selection.top_k` cuts them. After the first tiles almost no run is looked
+  at. In the first tile, where nothing is kept yet, the k-th largest of the runs' maxima is the
+  floor instead (see :func:`_scan`).
+- **The k kept**, up to ``SMALL_K`` as a sorted list, more in a heap sorted at the end: best first,
   the order ``selection.top_k`` gives.
 
 Scores are the float32 product as BLAS sums it: the list is the exact top k of those scores, equal
@@ -41,11 +42,11 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
 
-# Vectors scored per product: a multiple of 64 (BLAS's blocking), and small enough that 300 queries'
-# tile of scores (1.2 MB) stays in a core's 2 MB second-level cache for the scan.
-TILE = 1024
-CHUNK = 16  # scores whose maximum is checked against a heap's root in one vectorised comparison
-# Up to SMALL_K best are kept as a sorted run, a newcomer moved into place: for a few, that took a
+# Vectors scored per product, at most (see top_k). Of 1,024, 2,048, 4,096 and 8,192, 2,048 took the
+# least time at 5,183, 10,000 and 100,000 vectors with 300 queries (2.4 MB of scores a tile).
+TILE = 2048
+CHUNK = 16  # scores of a run, looked at only when its maximum reaches the worst kept
+# Up to SMALL_K best are kept as a sorted list, a newcomer moved into place: for a few, that took a
 # fraction of a heap's sift down (mispredicted branches at each level). More are kept in a heap.
 SMALL_K = 32
 
@@ -71,7 +72,11 @@ def top_k(
     scores = np.empty((count, keep), dtype=np.float32)
     if keep == 0 or count == 0:
         return rows, scores
-    width = min(tile, n)
+    # As few tiles as ``tile`` allows, all as wide, so the last overlaps the one before by less than
+    # one vector per tile: with 1,024 a tile, SciFact's 5,183 took five tiles and a sixth for the
+    # last 63, a fifth more products than vectors.
+    tiles = -(-n // tile)  # rounded up, as the width below
+    width = -(-n // tiles)
     block = np.empty((count, width), dtype=np.float32)  # one tile's scores, reused
     ranks = np.empty((count, keep), dtype=np.intp)  # id_rank of each row kept, read without a lookup
     maxima = np.empty(width // CHUNK + 1, dtype=np.float32)  # scratch of _scan, one value a run
@@ -86,7 +91,7 @@ def top_k(
         skip = done - start  # vectors of this tile an earlier one offered
         _scan(block, start, skip, kept, id_rank, rows, scores, ranks, maxima, spare, found, picked)
         kept, done = min(keep, kept + width - skip), start + width
-    if keep > SMALL_K:  # a run of up to SMALL_K is kept sorted all along
+    if keep > SMALL_K:  # a list of up to SMALL_K is kept sorted all along
         _sort(rows, scores, ranks)
     return rows, scores
 
@@ -134,15 +139,15 @@ def _replace(
 
 @numba.njit(inline="always", nogil=True, boundscheck=False)
 def _insert(
-    run: Any, values: Any, ranks: Any, size: int, row: int, score: Any, rank: int
+    kept: Any, values: Any, ranks: Any, size: int, row: int, score: Any, rank: int
 ) -> None:  # pragma: no cover
-    """Put ``row`` into the sorted run ``run[:size + 1]`` (best first), moving the ones below it down
-    one place; whatever was at ``size`` is overwritten (the worst, when the run is full)."""
+    """Put ``row`` into the sorted list ``kept[:size + 1]`` (best first), moving the ones below it
+    down one place; whatever was at ``size`` is overwritten (the worst, when the list is full)."""
     i = size
     while i > 0 and _below(values[i - 1], ranks[i - 1], score, rank):
-        run[i], values[i], ranks[i] = run[i - 1], values[i - 1], ranks[i - 1]
+        kept[i], values[i], ranks[i] = kept[i - 1], values[i - 1], ranks[i - 1]
         i -= 1
-    run[i], values[i], ranks[i] = row, score, rank
+    kept[i], values[i], ranks[i] = row, score, rank
 
 
 @numba.njit(inline="always", nogil=True, boundscheck=False)
@@ -202,56 +207,72 @@ def _scan(
     lines, width = block.shape
     keep = rows.shape[1]
     small = keep <= SMALL_K
-    root = keep - 1 if small else 0  # where the worst kept is: a sorted run's end, a heap's root
-    chunks = (width - skip) // CHUNK
+    root = keep - 1 if small else 0  # where the worst kept is: a sorted list's end, a heap's root
+    runs = (width - skip) // CHUNK
+    top = maxima[:runs]
+    first = start + skip  # the vector of the first score offered
     for q in range(lines):
-        line, best, values, held = block[q], rows[q], scores[q], ranks[q]
+        line, best, values, held = block[q, skip:], rows[q], scores[q], ranks[q]
         size = kept
         worst = values[root] if size == keep else -np.inf
+        # Run c is the scores c + r * runs, r from 0 to CHUNK - 1: the maxima of all runs are then
+        # CHUNK elementwise maxima of contiguous slices, which the compiler vectorises (the maximum
+        # of CHUNK neighbours it did not, nor this loop written with indices into the whole line:
+        # twice the time). The order scores are offered in changes no list.
+        for c in range(runs):
+            top[c] = line[c]
+        for r in range(1, CHUNK):
+            row = line[r * runs : (r + 1) * runs]
+            for c in range(runs):
+                v, m = row[c], top[c]
+                top[c] = v if v > m else m
         hit = 0  # the runs whose maximum reaches the worst, listed without a branch
-        for c in range(chunks):
-            first = skip + c * CHUNK
-            top = line[first]
-            for i in range(first + 1, first + CHUNK):
-                top = max(top, line[i])
-            maxima[hit], found[hit] = top, c
-            hit += top >= worst
+        for c in range(runs):
+            found[hit] = c
+            hit += top[c] >= worst
         floor = worst
         if hit >= keep:
-            spare[:hit] = maxima[:hit]
+            for h in range(hit):
+                spare[h] = top[found[h]]
             floor = max(floor, _kth_largest(spare, hit, keep))
             ahead = 0
             for h in range(hit):
                 found[ahead] = found[h]
-                ahead += maxima[h] >= floor
+                ahead += top[found[h]] >= floor
             hit = ahead
-        found[hit] = chunks  # the tail, shorter than a run, is always looked at
+        found[hit] = runs  # the tail, shorter than a run, is always looked at
         for h in range(hit + 1):
-            first = skip + found[h] * CHUNK
+            c = found[h]
             offered = 0  # the run's scores that reach the floor, listed without a branch
-            for i in range(first, min(width, first + CHUNK)):
-                picked[offered] = i
-                offered += line[i] >= floor
+            if c == runs:
+                for i in range(runs * CHUNK, width - skip):
+                    picked[offered] = i
+                    offered += line[i] >= floor
+            else:
+                for r in range(CHUNK):
+                    i = c + r * runs
+                    picked[offered] = i
+                    offered += line[i] >= floor
             for t in range(offered):
                 i = picked[t]
                 score = line[i]
                 if score < floor:  # the floor rose since the run was listed
                     continue
-                rank = id_rank[start + i]
+                rank = id_rank[first + i]
                 if size < keep:
                     if small:
-                        _insert(best, values, held, size, start + i, score, rank)
+                        _insert(best, values, held, size, first + i, score, rank)
                     else:
-                        _push(best, values, held, size, start + i, score, rank)
+                        _push(best, values, held, size, first + i, score, rank)
                     size += 1
                     if size == keep:
                         worst = values[root]
                         floor = max(floor, worst)
                 elif score > worst or (score == worst and rank < held[root]):
                     if small:
-                        _insert(best, values, held, keep - 1, start + i, score, rank)
+                        _insert(best, values, held, keep - 1, first + i, score, rank)
                     else:
-                        _replace(best, values, held, keep, start + i, score, rank)
+                        _replace(best, values, held, keep, first + i, score, rank)
                     worst = values[root]
                     floor = max(floor, worst)
 
