@@ -74,8 +74,8 @@ def _prepass() -> ModuleType | None:
 QUERY_BLOCK = 256
 SCORES_BYTES = 100_000_000
 # Queries per call of the compiled batched top k, which holds their scores for batched.TILE vectors at a
-# time (2 MB at 512): faiss's IndexFlatIP takes its queries 4,096 at a time, a product taking more
-# queries at once packs the matrix's tile fewer times.
+# time (4 MB at 512): a product taking more queries at once packs each tile of the matrix fewer times
+# (faiss's IndexFlatIP takes 4,096 at a time).
 BATCH_QUERIES = 512
 
 
