@@ -42,8 +42,9 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
 
-# Vectors scored per product, at most (see top_k). Of 1,024, 2,048, 4,096 and 8,192, 2,048 took the
-# least time at 5,183, 10,000 and 100,000 vectors with 300 queries (2.4 MB of scores a tile).
+# Vectors scored per product, at most (see top_k). Of 1,024, 2,048, 4,096 and 8,192, 2,048 was among
+# the quickest products at 5,183, 10,000 and 100,000 vectors with 300 queries (2.4 MB of scores a tile),
+# and scans fewer tiles than 1,024.
 TILE = 2048
 CHUNK = 16  # scores of a run, looked at only when its maximum reaches the worst kept
 # Up to SMALL_K best are kept as a sorted list, a newcomer moved into place: for a few, that took a
