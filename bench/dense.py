@@ -25,8 +25,10 @@ Timing: rounds, each timing every row of a mode once, the engines in a rotated o
 spell on the shared machine stretches them all; each figure is the median over rounds, and each
 ratio the median of the per-round ratios (peer seconds / clear-rag seconds, above 1 favours
 clear-rag). CPU seconds are recorded beside wall seconds. A timed stretch loops over the queries
-often enough to take about a quarter of a second. Top-10 agreement: each engine's lists against the
-numpy reference (same ids in the same order), query by query. Writes results/bench/dense.json.
+often enough to take about a quarter of a second, and times each engine's call as its user makes it,
+keeping what it returns (clear-rag's lists of ids and scores, faiss's arrays); turning those into
+rows for the check is not timed. Top-10 agreement: each engine's lists against the numpy reference
+(same ids in the same order), query by query. Writes results/bench/dense.json.
 """
 
 from __future__ import annotations
@@ -170,11 +172,22 @@ def id_rank(ids: list[str]) -> npt.NDArray[np.intp] | None:
     return rank
 
 
-Modes = dict[tuple[str, int], dict[str, Callable[[FloatArray], Lists]]]
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """One engine in one mode: ``run``, the timed call, returns what a user of the engine gets
+    (clear-rag's lists of ids and scores, faiss's arrays); ``rows``, untimed, turns that into top-10
+    rows for the agreement check. The predecessor timed that conversion too, and clear-rag's was a
+    dict lookup per id back to its row, which no user does."""
+
+    run: Callable[[FloatArray], Any]
+    rows: Callable[[Any], Lists]
+
+
+Modes = dict[tuple[str, int], dict[str, Engine]]
 
 
 def engines(vectors: VectorSet, cores: int) -> Modes:
-    """Per (mode, threads): each engine as a function of the queries to their top-10 rows."""
+    """Per (mode, threads): each engine's call on the queries and the top-10 rows of its answer."""
     import faiss  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     row = {chunk_id: i for i, chunk_id in enumerate(vectors.ids)}
@@ -187,44 +200,46 @@ def engines(vectors: VectorSet, cores: int) -> Modes:
     flat.add(matrix)
     own_threshold = faiss.cvar.distance_compute_blas_threshold
 
-    def ours_one(t: int) -> Callable[[FloatArray], Lists]:
-        def run(qs: FloatArray) -> Lists:
+    def ours_rows(found: list[list[tuple[str, float]]]) -> Lists:
+        return [[row[i] for i, _ in hits] for hits in found]
+
+    def ours_one(t: int) -> Engine:
+        def run(qs: FloatArray) -> list[list[tuple[str, float]]]:
             index.threads = t
-            return [[row[i] for i, _ in index.search(q, K)] for q in qs]
+            return [index.search(q, K) for q in qs]
 
-        return run
+        return Engine(run, ours_rows)
 
-    def ours_many(t: int) -> Callable[[FloatArray], Lists]:
-        def run(qs: FloatArray) -> Lists:
+    def ours_many(t: int) -> Engine:
+        def run(qs: FloatArray) -> list[list[tuple[str, float]]]:
             index.threads = t
-            return [[row[i] for i, _ in hits] for hits in index.search_many(qs, K)]
+            return index.search_many(qs, K)
 
-        return run
+        return Engine(run, ours_rows)
 
     # faiss at its best in each mode: one query on its own default path; batched through BLAS, which
     # its default threshold keeps for larger batches (at 300 queries its per-query path is several
     # times slower), while a threshold that low makes a single query several times slower.
-    def faiss_one(t: int) -> Callable[[FloatArray], Lists]:
-        def run(qs: FloatArray) -> Lists:
+    def faiss_one(t: int) -> Engine:
+        def run(qs: FloatArray) -> list[Any]:
             faiss.omp_set_num_threads(t)
             faiss.cvar.distance_compute_blas_threshold = own_threshold
-            return [flat.search(q[None, :], K)[1][0].tolist() for q in qs]
+            return [flat.search(q[None, :], K) for q in qs]
 
-        return run
+        return Engine(run, lambda found: [labels[0].tolist() for _, labels in found])
 
-    def faiss_many(t: int) -> Callable[[FloatArray], Lists]:
-        def run(qs: FloatArray) -> Lists:
+    def faiss_many(t: int) -> Engine:
+        def run(qs: FloatArray) -> Any:
             faiss.omp_set_num_threads(t)
             # Put back after the search: the next set's engines take the threshold they find for
             # faiss's default (once they found this one, and single queries ran 7x slower at 10k).
             faiss.cvar.distance_compute_blas_threshold = FAISS_BLAS_FROM
             try:
-                found: Lists = flat.search(qs, K)[1].tolist()
+                return flat.search(qs, K)
             finally:
                 faiss.cvar.distance_compute_blas_threshold = own_threshold
-            return found
 
-        return run
+        return Engine(run, lambda found: found[1].tolist())
 
     def numpy_one(qs: FloatArray) -> Lists:
         return [numpy_top(matrix @ q, K, rank) for q in qs]
@@ -237,7 +252,8 @@ def engines(vectors: VectorSet, cores: int) -> Modes:
         modes[ONE, t] = {OURS: ours_one(t), FAISS: faiss_one(t)}
         modes[MANY, t] = {OURS: ours_many(t), FAISS: faiss_many(t)}
         if t == 1:
-            modes[ONE, t][NUMPY], modes[MANY, t][NUMPY] = numpy_one, numpy_many
+            modes[ONE, t][NUMPY] = Engine(numpy_one, lambda found: found)
+            modes[MANY, t][NUMPY] = Engine(numpy_many, lambda found: found)
     return modes
 
 
@@ -264,9 +280,10 @@ def measure(
     for (mode, threads), runs in engines(vectors, cores).items():
         if only is not None and (mode, threads) not in only:
             continue
-        found = {name: run(queries) for name, run in runs.items()}  # untimed: first touch, pools
+        # untimed: first touch, pools, and each answer as rows for the check
+        found = {name: engine.rows(engine.run(queries)) for name, engine in runs.items()}
         with Clock() as clock:
-            runs[OURS](queries)
+            runs[OURS].run(queries)
         passes = max(1, math.ceil(STRETCH_S / max(clock.wall, 1e-6)))
         wall: dict[str, list[float]] = {name: [] for name in runs}
         cpu: dict[str, list[float]] = {name: [] for name in runs}
@@ -275,7 +292,7 @@ def measure(
             for name in names[r % len(names) :] + names[: r % len(names)]:
                 with Clock() as clock:
                     for _ in range(passes):
-                        runs[name](queries)
+                        runs[name].run(queries)
                 wall[name].append(clock.wall)
                 cpu[name].append(clock.cpu)
         timed = len(queries) * passes

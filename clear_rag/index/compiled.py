@@ -1,9 +1,10 @@
 """Whether the compiled search kernels are ready, and the background warm-up that makes them ready.
 
-numba compiles the BM25 kernel (:mod:`clear_rag.index.kernels`) and the int8 pre-pass
-(:mod:`clear_rag.index.prepass`) at their first call. The predecessor called them from the first
-search, so the first question after an install waited on the compiler: 15.7 s in the keyword stage
-against 26 ms in the vector stage, 19 to 43 s for a server's first question under load (issue 26).
+numba compiles the BM25 kernel (:mod:`clear_rag.index.kernels`), the int8 pre-pass
+(:mod:`clear_rag.index.prepass`) and the batched top k (:mod:`clear_rag.index.batched`) at their
+first call. The predecessor called them from the first search, so the first question after an
+install waited on the compiler: 15.7 s in the keyword stage against 26 ms in the vector stage, 19 to
+43 s for a server's first question under load (issue 26).
 
 Now a search asks :func:`kernels`, which never waits: until the kernels are ready it returns None
 and the search runs on numpy, the path that gives the same lists (``ranking.exhaustive``, bit for
@@ -70,6 +71,7 @@ class Kernels:
 
     bm25: ModuleType  # clear_rag.index.kernels
     prepass: ModuleType  # clear_rag.index.prepass
+    batched: ModuleType  # clear_rag.index.batched
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +154,7 @@ def launch() -> Callable[[], str]:
 def load_cached() -> Kernels:
     """Import the kernels and load every version searches use from numba's cache, then switch
     compiling off for them (:func:`clear_rag.index.warm.freeze`)."""
-    from clear_rag.index import kernels, prepass
+    from clear_rag.index import batched, kernels, prepass
 
     compiled = warm.exercise()
     if compiled:  # the stamp was wrong, or the cache folder differs: the cache holds them now
@@ -160,7 +162,7 @@ def load_cached() -> Kernels:
         with contextlib.suppress(ClearRagError):  # a stamp not written only costs a later check
             warm.write_stamp(0.0)
     warm.freeze()
-    return Kernels(kernels, prepass)
+    return Kernels(kernels, prepass, batched)
 
 
 class Warmer:

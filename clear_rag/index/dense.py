@@ -21,9 +21,9 @@ def l2_normalise(vectors: npt.NDArray[np.floating[Any]]) -> FloatArray:
     """``v / ||v||_2`` row by row, in float64 and then stored as float32; zero rows stay zero."""
     rows = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(rows, axis=-1, keepdims=True)
-    out = np.zeros_like(rows)
-    np.divide(rows, norms, out=out, where=norms > 0)
-    return out.astype(np.float32)
+    # A zero row divided by 1 stays zero; the others are divided as before, to the same bits. A
+    # masked divide into a zeroed array took a third longer (300 queries of 384 dimensions).
+    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
 # A matrix of at least this many floats (8 MB) is scored by several threads, one slice of rows each.

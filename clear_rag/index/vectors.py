@@ -14,6 +14,12 @@ full exact pass gives (the proof is in that module, the differential test in
 bounds single-query speed. Until its compiled loops are ready (:mod:`clear_rag.index.compiled`
 compiles them in the background, never in a question) and where numba is not installed, a search is
 the full product.
+
+Many queries at once (``search_many``) are bound by arithmetic, not memory: one matrix product scores
+a block of queries against every vector, and the compiled batched top k of
+:mod:`clear_rag.index.batched` takes it a tile of vectors at a time, keeping each query's best as
+the scores come (why, and what it costs beside faiss's flat index, is in that module). Until it is
+ready, each line of the product is ranked by ``selection.top_k``: the same lists.
 """
 
 from __future__ import annotations
@@ -45,6 +51,13 @@ FILES = (VECTORS_FILE, IDS_FILE)  # every file ``save`` writes
 PREPASS_MIN = 4096
 
 
+def _batched() -> ModuleType | None:
+    """The compiled batched top k (:mod:`clear_rag.index.batched`) once it is loaded, or None: then
+    ``search_many`` ranks each line of a product on numpy, the same lists."""
+    ready = compiled.kernels()
+    return ready.batched if ready is not None else None
+
+
 def _prepass() -> ModuleType | None:
     """The compiled pre-pass once it is loaded, or None (numba not installed, or its compile still
     running in the background: :mod:`clear_rag.index.compiled`): then a search is one full product,
@@ -54,12 +67,16 @@ def _prepass() -> ModuleType | None:
     return ready.prepass if ready is not None else None
 
 
-# Queries scored together by search_many: their scores take 4 bytes per query and vector, so a block
-# holds at least QUERY_BLOCK queries and otherwise as many as SCORES_BYTES of scores allow (all 300
-# of bench/dense.py's queries at 5k vectors in one product, which took a fifth less time than 256 and
-# then 44; 256 at 100k).
+# Queries scored together by search_many on numpy: their scores take 4 bytes per query and vector, so
+# a block holds at least QUERY_BLOCK queries and otherwise as many as SCORES_BYTES of scores allow (all
+# 300 of bench/dense.py's queries at 5k vectors in one product, which took a fifth less time than 256
+# and then 44; 256 at 100k).
 QUERY_BLOCK = 256
 SCORES_BYTES = 100_000_000
+# Queries per call of the compiled batched top k, which holds their scores for batched.TILE vectors at a
+# time (4 MB at 512): a product taking more queries at once packs each tile of the matrix fewer times
+# (faiss's IndexFlatIP takes 4,096 at a time).
+BATCH_QUERIES = 512
 
 
 def _check_k(k: int) -> None:
@@ -88,9 +105,10 @@ class VectorIndex:
         # The pre-pass's int8 copy of the live rows, made at the first search that needs it and
         # dropped by every add and remove.
         self._quantised: Any = None
-        # Each row's place in id order, for search_many's compiled top k; made when first needed and
-        # dropped with the int8 copy.
+        # Each row's place in id order, and the ids as an array, for search_many's compiled top k;
+        # made when first needed and dropped with the int8 copy.
         self._rank: npt.NDArray[np.intp] | None = None
+        self._id_array: npt.NDArray[np.object_] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -136,7 +154,7 @@ class VectorIndex:
                 "skip texts without content before embedding"
             )
         normalised = l2_normalise(rows)
-        self._quantised = self._rank = None
+        self._quantised = self._rank = self._id_array = None
         fresh = [i for i in ids if i not in self._row]
         self._reserve(len(self._ids) + len(fresh))
         for chunk_id in fresh:
@@ -150,7 +168,7 @@ class VectorIndex:
         if not gone:
             return 0
         keep = [row for row, chunk_id in enumerate(self._ids) if chunk_id not in gone]
-        self._quantised = self._rank = None
+        self._quantised = self._rank = self._id_array = None
         self._reserve(len(self._ids))
         # Fancy indexing copies first, so compacting the buffer onto itself is safe.
         self._buffer[: len(keep)] = self._buffer[keep]
@@ -212,26 +230,27 @@ class VectorIndex:
         return top_k(scores, [self._ids[i] for i in survivors.tolist()], k)
 
     def search_many(self, query_vecs: npt.ArrayLike, k: int) -> list[list[tuple[str, float]]]:
-        """``search`` for each row of ``query_vecs``, scored a block of queries per matrix product,
-        the queries shared out over ``threads`` (numpy releases the GIL in the product)."""
+        """``search`` for each row of ``query_vecs``: a block of queries per call of the compiled batched
+        top k (:mod:`clear_rag.index.batched`), or per matrix product while it is not ready, the queries
+        shared out over ``threads`` (numpy and the kernels release the GIL)."""
         _check_k(k)
         queries = self._query_rows(query_vecs, ndim=2)
         if not self._ids:
             return [[] for _ in range(queries.shape[0])]
         normalised = l2_normalise(queries)
-        # One product for all queries held a (queries x vectors) float32 matrix at once, 400 MB
-        # for 1,000 queries over 100k vectors; blocks keep it bounded and no slower. With several
-        # threads each takes an equal run of the queries, in blocks, on its own core.
+        asked: list[bool] = np.any(queries, axis=1).tolist()
+        # With several threads each takes an equal run of the queries, in blocks, on its own core.
         rows = queries.shape[0]
         threads = min(self.threads, rows) if self.matrix.size * rows >= dense.PARALLEL_MIN else 1
         cuts = [rows * t // threads for t in range(threads + 1)]
-        step = max(QUERY_BLOCK, SCORES_BYTES // (4 * len(self._ids)))
+        ready = _batched()
+        step = BATCH_QUERIES if ready is not None else self._numpy_step()
 
         def run(lo: int, hi: int) -> list[list[tuple[str, float]]]:
             return [
                 hits
                 for start in range(lo, hi, step)
-                for hits in self._block(normalised, queries, start, min(hi, start + step), k)
+                for hits in self._block(ready, normalised, asked, start, min(hi, start + step), k)
             ]
 
         pending = [shared_pool().submit(run, lo, hi) for lo, hi in itertools.pairwise(cuts[1:])]
@@ -241,39 +260,55 @@ class VectorIndex:
         return found
 
     def _block(
-        self, normalised: FloatArray, queries: npt.NDArray[np.float64], start: int, end: int, k: int
+        self,
+        ready: ModuleType | None,
+        normalised: FloatArray,
+        asked: list[bool],
+        start: int,
+        end: int,
+        k: int,
     ) -> list[list[tuple[str, float]]]:
-        """The top ``k`` of queries ``[start, end)``: one matrix product, then each row's best (in one
-        compiled call once the kernels are ready; numpy and Python line by line until then)."""
-        scores = normalised[start:end] @ self.matrix.T
-        asked: list[bool] = np.any(queries[start:end], axis=1).tolist()
-        best = self._block_rows(scores, k)
-        if best is None:
-            return [
-                top_k(row, self._ids, k) if query else [] for row, query in zip(scores, asked, strict=True)
-            ]
-        found = np.take_along_axis(scores, best, axis=1).tolist()
-        ids = self._ids
-        return [
-            [(ids[r], s) for r, s in zip(rows, values, strict=True)] if query else []
-            for rows, values, query in zip(best.tolist(), found, asked, strict=True)
-        ]
-
-    def _block_rows(self, scores: FloatArray, k: int) -> npt.NDArray[np.intp] | None:
-        """``prepass.block_top_k`` of ``scores``, or None while the compiled kernels are not ready."""
-        prepass = _prepass()
-        if prepass is None:
-            return None
-        if self._rank is None:
+        """The top ``k`` of queries ``[start, end)``, by the compiled batched top k, or on numpy while it
+        is not ready (or refuses the arguments)."""
+        if ready is None:
+            return self._numpy_block(normalised, asked, start, end, k)
+        if self._rank is None or self._id_array is None:
             rank = np.empty(len(self._ids), dtype=np.intp)
             rank[sorted(range(len(self._ids)), key=self._ids.__getitem__)] = np.arange(len(self._ids))
-            self._rank = rank
+            self._rank, self._id_array = rank, np.array(self._ids, dtype=object)
         try:
-            rows: npt.NDArray[np.intp] = prepass.block_top_k(scores, k, self._rank)
+            best, scores = ready.top_k(normalised[start:end], self.matrix, k, self._rank)
         except TypeError as err:  # no compiled version for these argument types, and none may be made
             compiled.fall_back(err)
-            return None
-        return rows
+            return self._numpy_block(normalised, asked, start, end, k)
+        # The pairs of all queries made by one zip in C, then cut into each query's list: a
+        # comprehension making each tuple in Python took over a tenth of a 300-query batch's time
+        # outside the product.
+        pairs = list(zip(self._id_array[best.ravel()].tolist(), scores.ravel().tolist(), strict=True))
+        width = best.shape[1]
+        return [
+            pairs[at : at + width] if query else []
+            for at, query in zip(range(0, len(pairs), width), asked[start:end], strict=True)
+        ]
+
+    def _numpy_step(self) -> int:
+        """Queries per product on numpy: at least QUERY_BLOCK, else as many as SCORES_BYTES allow."""
+        return max(QUERY_BLOCK, SCORES_BYTES // (4 * len(self._ids)))
+
+    def _numpy_block(
+        self, normalised: FloatArray, asked: list[bool], start: int, end: int, k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Queries ``[start, end)`` on numpy: one product per ``_numpy_step`` queries, each line ranked
+        by ``selection.top_k``."""
+        found: list[list[tuple[str, float]]] = []
+        for lo in range(start, end, self._numpy_step()):
+            hi = min(end, lo + self._numpy_step())
+            lines = normalised[lo:hi] @ self.matrix.T
+            found += [
+                top_k(line, self._ids, k) if query else []
+                for line, query in zip(lines, asked[lo:hi], strict=True)
+            ]
+        return found
 
     def save(self, directory: str | Path) -> None:
         """Write ``vectors.npy`` and ``ids.json`` into ``directory``, each replaced atomically.
@@ -324,7 +359,7 @@ class VectorIndex:
         index._ids = list(ids)
         index._row = {chunk_id: row for row, chunk_id in enumerate(ids)}
         index._buffer = matrix
-        index._quantised = index._rank = None
+        index._quantised = index._rank = index._id_array = None
         return index
 
     def _reserve(self, rows: int) -> None:

@@ -11,7 +11,7 @@ runs this module as a command, in a process of its own, to compile them: the com
 process's GIL, not the server's.
 
 :func:`exercise` calls each kernel searches call (``kernels.top_k``, ``kernels.top_one``,
-``prepass.bounds``, ``prepass.survivors``, ``prepass.exact_scores``, ``prepass.block_top_k``) once, on a
+``prepass.bounds``, ``prepass.survivors``, ``prepass.exact_scores``, ``batched.top_k``) once, on a
 tiny index, with arguments of the very types the searches pass (numba compiles one machine-code version
 per combination of argument types, and read-only arrays are a type of their own). In the command's
 process that compiles them; in a serving process, after the command, the same calls load them from the
@@ -56,7 +56,7 @@ from clear_rag.atomic import write_atomic
 from clear_rag.errors import ClearRagError
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("kernels.py", "prepass.py")  # the modules holding numba kernels, beside this one
+SOURCES = ("kernels.py", "prepass.py", "batched.py")  # the modules holding numba kernels, beside this one
 STAMP = "clear-rag-warm.json"
 LOCK = "clear-rag-warm.lock"
 # numba's own setting for where its cache goes; read only to key the stamp on it, as numba reads it.
@@ -105,7 +105,7 @@ def write_stamp(seconds: float) -> None:
 
 def entry_points() -> list[Any]:
     """The numba dispatchers searches call from Python (the others are compiled into these)."""
-    from clear_rag.index import kernels, prepass
+    from clear_rag.index import batched, kernels, prepass
 
     return [
         kernels._top_k,
@@ -113,14 +113,15 @@ def entry_points() -> list[Any]:
         prepass._approximate,
         prepass._survivors,
         prepass._exact_at,
-        prepass._block_top_k,
+        batched._scan,
+        batched._sort,
     ]
 
 
 def exercise() -> int:
     """Call every entry point once with the argument types searches pass, compiling what numba's
     cache does not hold; returns how many versions were compiled rather than loaded (its misses)."""
-    from clear_rag.index import kernels, prepass
+    from clear_rag.index import batched, kernels, prepass
 
     # BM25 (clear_rag.index.ranking.top_k): int64 term pointers and float64 weights, writable, and the
     # document rows int32 and read-only, as BM25Index builds and loads them (weights.TermWeights);
@@ -149,9 +150,13 @@ def exercise() -> int:
     lo, hi = np.empty(4, dtype=np.float32), np.empty(4, dtype=np.float32)
     prepass.bounds(prepass.quantise(matrix), query, lo, hi)
     prepass.exact_scores(matrix, query, prepass.survivors(lo, hi, 2))
-    # search_many's batched top k: a block of float32 scores as a matrix product returns it, and the
-    # index's id ranks, intp.
-    prepass.block_top_k(np.ones((2, 4), dtype=np.float32), 2, np.arange(4, dtype=np.intp))
+    # search_many's batched top k (clear_rag.index.batched): its own float32 buffers of scores and
+    # intp rows, and the index's id ranks, intp; a few best (kept sorted) and more (kept in a heap,
+    # sorted at the end), over several tiles so that the scan runs both filling and full.
+    many = np.ones((batched.SMALL_K + 2, 4), dtype=np.float32)
+    rank = np.arange(many.shape[0], dtype=np.intp)
+    for k in (2, batched.SMALL_K + 1):
+        batched.top_k(np.eye(2, 4, dtype=np.float32), many, k, rank, tile=16)
     return misses()
 
 

@@ -62,7 +62,7 @@ class HeldWarmUp:
         self.launched = 0
         self.loads = 0
         self.counting = Counting(kernels.bm25)
-        self.kernels = Kernels(self.counting, kernels.prepass)  # type: ignore[arg-type]
+        self.kernels = Kernels(self.counting, kernels.prepass, kernels.batched)  # type: ignore[arg-type]
 
     def launch(self) -> Callable[[], str]:
         self.launched += 1
@@ -188,14 +188,19 @@ def test_searches_pass_only_argument_types_the_warm_up_compiled(
     memory = VectorIndex(384, threads=2)
     memory.add([f"v{n}" for n in range(300)], rng.normal(size=(300, 384)))
     memory.search(rng.normal(size=384), 5)
+    for k in (5, 40):  # search_many keeps a few in a sorted run, more in a heap (clear_rag.index.batched)
+        memory.search_many(rng.normal(size=(3, 384)), k)
+        memory.search_many(rng.normal(size=(1, 384)), k)
     memory.save(tmp_path / "vectors")
     mapped = VectorIndex.load(tmp_path / "vectors", threads=2)  # memory-mapped, read-only
     mapped.search(rng.normal(size=384), 5)
+    mapped.search_many(rng.normal(size=(2, 384)), 5)
     mapped.add(["new"], rng.normal(size=(1, 384)))  # copied into memory
     mapped.search(rng.normal(size=384), 5)
     assert compiled.status().state == "ready", compiled.status().reason
     assert compiled.kernels() is compiled_kernels
     assert mapped._quantised is not None and memory._quantised is not None
+    assert memory._rank is not None  # the compiled batched top k ran
     assert [len(point.signatures) for point in warm.entry_points()] == signatures
 
 
@@ -273,7 +278,7 @@ def test_a_kernel_refusing_the_arguments_puts_searches_back_on_numpy(
         def top_k(self, *args: Any) -> Any:
             raise TypeError("No matching definition for argument type(s) array(float32, 1d, C)")
 
-    refusing = Kernels(Refusing(), Refusing())  # type: ignore[arg-type]
+    refusing = Kernels(Refusing(), Refusing(), Refusing())  # type: ignore[arg-type]
     warmer = Warmer(launch=lambda: lambda: "filled", load=lambda: refusing, available=lambda: True)
     monkeypatch.setattr(compiled, "_warmer", warmer)
     assert compiled.wait().state == "ready"
@@ -363,9 +368,10 @@ def test_a_stamp_for_other_sources_does_not_count(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(warm.NUMBA_CACHE_DIR, str(tmp_path))
     warm.write_stamp(1.0)
     assert warm.is_warm()
+    for name in warm.SOURCES:  # every source as it is, but for one edited kernel
+        (tmp_path / name).write_bytes((warm.HERE / name).read_bytes())
     (tmp_path / "kernels.py").write_text("# an edited kernel\n", encoding="utf-8")
     monkeypatch.setattr(warm, "HERE", tmp_path)
-    (tmp_path / "prepass.py").write_text("", encoding="utf-8")
     assert not warm.is_warm()
 
 
