@@ -96,6 +96,16 @@ def test_a_load_an_update_and_other_settings_weigh_nothing(tmp_path: Path) -> No
     assert loaded.with_params()._state.weights is loaded._state.weights  # the same settings: shared
 
 
+def test_weigh_weighs_every_term_as_one_pass_and_searches_answer_alike() -> None:
+    lazy, eager = indexed(zipf_texts(3, 150, 25)), indexed(zipf_texts(3, 150, 25))
+    eager.weigh()
+    assert eager._state.weights.ready.all()
+    assert_weighed_as_one_pass(eager)
+    for question in ("w0 w1", "w5 w5 w29 unknown", "", "w12 w3 w3 w9"):
+        assert eager.search(question, 7) == lazy.search(question, 7)
+    assert eager.search_many(["w2 w8", "w0"], 4) == lazy.search_many(["w2 w8", "w0"], 4)
+
+
 @settings(max_examples=120, deadline=None)
 @given(
     texts=st.lists(text, min_size=1, max_size=40),
@@ -115,7 +125,7 @@ def test_a_loaded_index_answers_as_the_built_one_whatever_order_its_terms_are_we
     """Questions one at a time and in batches, in any order, weigh the terms they name in that order
     and in those groups; passes of a few postings split long terms and join short ones."""
     built = indexed(texts, idf=idf)
-    built._state.weights.fill(np.arange(len(built.vocabulary)))  # every weight, as before
+    built.weigh()  # every weight, as before
     folder = tmp_path_factory.mktemp("bm25")
     built.save(folder)
     loaded = BM25Index.load(folder)

@@ -111,7 +111,9 @@ def _retrieval(doc: dict[str, Any], name: str) -> str:
     notes = [
         (f"Medians of {doc['repeat']} runs" if "repeat" in doc else "Medians of the recorded runs")
         + (f" ({', '.join(fewer)})" if fewer else ""),
-        "build s: a fresh process per build; RSS MB: growth of the resident high-water mark during a build",
+        "build s: a fresh process per build, clear-rag's weighing every posting as the peers' do (its "
+        "searches otherwise weigh a term at its first query); RSS MB: growth of the resident high-water "
+        "mark during a build",
         "queries/s: one thread, query tokenising included, batched (one call for all the queries) "
         "unless the table says one query at a time; a peer timed on fewer queries is compared with "
         "clear-rag on the same queries, each peer's loops taking turns with clear-rag's",
