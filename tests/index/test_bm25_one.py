@@ -20,15 +20,13 @@ from hypothesis import strategies as st
 
 from clear_rag.index import ranking
 from clear_rag.index.bm25 import BM25Index
+from tests.index.zipf import WORDS, ZIPF, indexed, texts
 
 kernels = pytest.importorskip("clear_rag.index.kernels", reason="the one-query kernel needs numba")
 # The kernels answer only once they are ready; before that both sides would come from numpy.
 pytestmark = pytest.mark.usefixtures("compiled_kernels")
 
-WORDS = [f"w{rank}" for rank in range(40)]
-ZIPF = [1 / (rank + 1) for rank in range(len(WORDS))]
 
-texts = st.lists(st.sampled_from(WORDS[:12] * 4 + WORDS[12:]), max_size=25).map(" ".join)
 # Unknown words, repeats (sampling with replacement) and the empty query all occur.
 query = st.lists(st.sampled_from([*WORDS, "unknown", "W0", "w0"]), max_size=8).map(" ".join)
 
@@ -65,9 +63,7 @@ def assert_clean(index: BM25Index) -> None:
 def test_one_query_is_the_batched_call_and_numpy_bit_for_bit(
     corpus: list[str], copies: int, queries: list[str], k: int, idf: str
 ) -> None:
-    corpus = corpus + corpus[: copies * 3]  # repeated texts: equal scores, ranked by id
-    index = BM25Index(idf=idf)  # type: ignore[arg-type]
-    index.add([f"d{(n * 7919) % 1000:03}-{n}" for n in range(len(corpus))], corpus)
+    index = indexed(corpus, copies, idf)
     batched = index.search_many(queries, k)
     for text, expected in zip(queries, batched, strict=True):
         found = index.search(text, k)

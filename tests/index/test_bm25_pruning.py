@@ -19,15 +19,12 @@ from clear_rag.index import ranking
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.scoring import summation_order
 from clear_rag.index.weights import DENSE_SHARE
+from tests.index.zipf import WORDS, ZIPF, indexed, texts
 
 kernels = pytest.importorskip("clear_rag.index.kernels", reason="the pruned search needs numba")
 # Searches take the pruned path only once the compiled kernels are ready; wait, or the lists compared
 # would both come from numpy.
 pytestmark = pytest.mark.usefixtures("compiled_kernels")
-
-# A few words in most texts, many in few: weights 1 / rank, as in prose.
-WORDS = [f"w{rank}" for rank in range(40)]
-ZIPF = [1 / (rank + 1) for rank in range(len(WORDS))]
 
 
 def exhaustive(index: BM25Index, queries: list[str], k: int) -> list[list[tuple[str, float]]]:
@@ -41,7 +38,6 @@ def zipf_texts(rng: random.Random, count: int, longest: int) -> list[str]:
     return [" ".join(rng.choices(WORDS, ZIPF, k=rng.randint(0, longest))) for _ in range(count)]
 
 
-texts = st.lists(st.sampled_from(WORDS[:12] * 4 + WORDS[12:]), max_size=25).map(" ".join)
 query = st.lists(st.sampled_from([*WORDS, "unknown"]), max_size=8).map(" ".join)
 
 
@@ -65,9 +61,7 @@ def test_summation_order_is_by_bound_then_by_first_named() -> None:
 def test_pruned_search_is_exhaustive_search_bit_for_bit(
     corpus: list[str], copies: int, queries: list[str], k: int, idf: str
 ) -> None:
-    corpus = corpus + corpus[: copies * 3]  # repeated texts: equal scores, ranked by id
-    index = BM25Index(idf=idf)  # type: ignore[arg-type]
-    index.add([f"d{(n * 7919) % 1000:03}-{n}" for n in range(len(corpus))], corpus)  # ids not in row order
+    index = indexed(corpus, copies, idf)
     assert index.search_many(queries, k) == exhaustive(index, queries, k)
 
 
