@@ -8,31 +8,38 @@ arithmetic, not memory, and the pre-pass does as many multiply-adds as the produ
 one-query and batched rates in ``results/bench/dense.json``.) So this module spends as little as it
 can around the product, which is what faiss's flat index does too:
 
-- **Tiles of vectors.** The product is taken ``TILE`` vectors at a time into one reused buffer
-  (queries x ``TILE`` float32, about a megabyte for 300 queries), so the scores are still in the
-  core's cache when the scan reads them. The predecessor took the whole (queries x vectors) product
-  at once, 120 MB for 300 queries over 100k vectors, written to memory and read back. Every tile has
-  the same shape (the last one ends at the last vector and overlaps the one before, whose vectors it
-  does not offer again): BLAS picks its kernel by shape, and the same kernel for every vector gives
-  equal vectors the same score bit for bit, so their tie is cut by id as everywhere else.
-- **A scan that rejects most scores in bulk.** Each query keeps its k best so far. A run of
-  ``CHUNK`` scores (evenly spaced in the tile, so that the compiler vectorises the maxima of all
-  runs at once) is looked at only when its maximum reaches the worst kept; a score then enters only
-  if it ranks above that worst, by score and then by id, so ties are cut by id exactly as
-  :func:`clear_rag.index.selection.top_k` cuts them. After the first tiles almost no run is looked
-  at. In the first tile, where nothing is kept yet, the k-th largest of the runs' maxima is the
-  floor instead (see :func:`_scan`).
+- **Tiles of vectors.** The product is taken at most ``TILE`` vectors at a time into one reused
+  buffer (queries x ``TILE`` float32, about two megabytes for 300 queries), so the scores are still
+  in the core's cache when the scan reads them. The predecessor took the whole (queries x vectors)
+  product at once, 120 MB for 300 queries over 100k vectors, written to memory and read back. The
+  first tile is narrow (``FIRST_TILE``): until a query holds k rows each score costs more to look
+  at, so the fewer scores before that the better.
+- **A scan that rejects most scores in bulk.** Each query keeps its best so far. Once its list is
+  full, the scores of a tile are counted ``GROUP`` at a time against the worst kept (a compare and
+  an add the compiler vectorises) and looked at one by one only in a group that has one; a score
+  then enters only if it ranks above that worst, by score and then by id. In the first tile, where
+  nothing is kept yet, the k-th largest of the maxima of runs of ``CHUNK`` scores is a floor
+  instead (see :func:`_scan`).
+- **Ties settled by one loop.** BLAS's score of a row can depend on the row's place in the product:
+  two equal vectors scored one unit of float32 apart when one fell in the edge of BLAS's inner
+  kernel (found by the property test, 37 vectors a tile of 10), so BLAS's order cannot cut a tie by
+  id. The scan keeps ``SPARE`` rows past k; where two of a query's rows, or its k-th and the next,
+  are closer than BLAS's and the loop's scores can differ (:func:`margin`), :func:`_settle` scores
+  them again by one compiled loop that treats every row alike, the one-query path's loop
+  (:func:`clear_rag.index.prepass.exact_scores`), and ranks them by those scores and then by id.
+  Elsewhere BLAS's order is the loop's, and its scores are kept.
 - **The k kept**, up to ``SMALL_K`` as a sorted list, more in a heap sorted at the end: best first,
   the order ``selection.top_k`` gives.
 
-Scores are the float32 product as BLAS sums it: the list is the exact top k of those scores, equal
-to the one-query path's scores to float32 rounding (BLAS and the pre-pass's loop sum in different
-orders). ``tests/index/test_batched.py`` checks the lists against a numpy brute force, ties by id
-included. The kernels are compiled by :mod:`clear_rag.index.warm`, never in a search.
+The lists are the ones ranking every row by the one-query path's loop gives, ties by id; a score is
+that loop's or BLAS's, within :func:`margin` of each other. ``tests/index/test_batched.py`` checks
+the lists against a numpy brute force and ``tests/index/test_vectors.py`` against the loop, equal
+vectors included. The kernels are compiled by :mod:`clear_rag.index.warm`, never in a search.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numba
@@ -44,12 +51,20 @@ IntArray = npt.NDArray[np.intp]
 
 # Vectors scored per product, at most (see top_k). Of 1,024, 2,048, 4,096 and 8,192, 2,048 was among
 # the quickest products at 5,183, 10,000 and 100,000 vectors with 300 queries (2.4 MB of scores a tile),
-# and scans fewer tiles than 1,024.
+# and scans fewer tiles than 1,024; products of 256 to 4,096 vectors timed within a few hundredths
+# of each other (a scratch script, 2026-12-03, under load).
 TILE = 2048
+# Vectors in the first product: until every query's list is full a score costs more to look at.
+FIRST_TILE = 256
 CHUNK = 16  # scores of a run, looked at only when its maximum reaches the worst kept
 # Up to SMALL_K best are kept as a sorted list, a newcomer moved into place: for a few, that took a
 # fraction of a heap's sift down (mispredicted branches at each level). More are kept in a heap.
 SMALL_K = 32
+# Rows kept past the k asked for, by BLAS's scores, so that _settle can rank the near ties by the loop's.
+SPARE = 3
+U = 2.0**-24  # unit roundoff of float32
+# Scores counted at a time against the worst kept, once every query's list is full (_offer_reaching).
+GROUP = 64
 
 
 def top_k(
@@ -61,40 +76,62 @@ def top_k(
     tile = TILE if tile is None else tile
     if tile < 1:
         raise ValueError(f"tile={tile!r} is invalid; use a positive number of vectors")
-    if queries.shape[0] == 1:
-        # numpy takes BLAS's gemv for a product with one row, which gave two equal vectors different
-        # scores by their places in the tile; with two rows it takes gemm, whose score of a vector does
-        # not depend on its place. The second row is a copy, its list dropped.
-        rows, scores = top_k(np.concatenate([queries, queries]), matrix, k, id_rank, tile)
-        return rows[:1], scores[:1]
     count, n = queries.shape[0], matrix.shape[0]
     keep = min(k, n)
     rows = np.empty((count, keep), dtype=np.intp)
     scores = np.empty((count, keep), dtype=np.float32)
     if keep == 0 or count == 0:
         return rows, scores
-    # As few tiles as ``tile`` allows, all as wide, so the last overlaps the one before by less than
-    # one vector per tile: with 1,024 a tile, SciFact's 5,183 took five tiles and a sixth for the
-    # last 63, a fifth more products than vectors.
-    tiles = -(-n // tile)  # rounded up, as the width below
-    width = -(-n // tiles)
-    block = np.empty((count, width), dtype=np.float32)  # one tile's scores, reused
-    ranks = np.empty((count, keep), dtype=np.intp)  # id_rank of each row kept, read without a lookup
-    maxima = np.empty(width // CHUNK + 1, dtype=np.float32)  # scratch of _scan, one value a run
+    # The scan keeps SPARE more than asked, by BLAS's scores; _settle then ranks them by the loop's.
+    wide = min(keep + SPARE, n)
+    found_rows = np.empty((count, wide), dtype=np.intp)
+    found_scores = np.empty((count, wide), dtype=np.float32)
+    found_ranks = np.empty((count, wide), dtype=np.intp)
+    _scan_tiles(queries, matrix, id_rank, tile, found_rows, found_scores, found_ranks)
+    if wide > SMALL_K:  # a list of up to SMALL_K is kept sorted all along
+        _sort(found_rows, found_scores, found_ranks)
+    ranks = np.empty((count, keep), dtype=np.intp)
+    _settle(queries, matrix, id_rank, found_rows, found_scores, margin(queries.shape[1]), rows, scores, ranks)
+    return rows, scores
+
+
+def margin(dim: int) -> float:
+    """How far apart BLAS's score of a unit vector and the loop's (:func:`_dot`) can be: each is within
+    ``gamma_(dim+2)`` of the real product (see :mod:`clear_rag.index.prepass`), norms at most 1 and a
+    thousandth, plus a few roundings of the scores' size."""
+    gamma = (dim + 2) * U / (1 - (dim + 2) * U)
+    return 2 * gamma * 1.001 + 16 * U
+
+
+def _scan_tiles(
+    queries: FloatArray,
+    matrix: FloatArray,
+    id_rank: IntArray,
+    tile: int,
+    rows: IntArray,
+    scores: FloatArray,
+    ranks: IntArray,
+) -> None:
+    """Fill ``rows``, ``scores`` and ``ranks`` with each query's best by BLAS's scores, ``tile``
+    vectors a product."""
+    count, n = queries.shape[0], matrix.shape[0]
+    keep = rows.shape[1]
+    # The first tile is narrow: until every list is full, each score costs more (_scan), so the fewer
+    # scores before that the better. The rest are split evenly, none wider than ``tile``.
+    head = min(n, FIRST_TILE)
+    tiles = -(-(n - head) // tile)  # rounded up
+    bounds = [0] + [head + (n - head) * t // tiles for t in range(tiles + 1)] if tiles else [0, n]
+    widest = max(hi - lo for lo, hi in itertools.pairwise(bounds))
+    scratch = np.empty(count * widest, dtype=np.float32)  # one tile's scores, reused
+    maxima = np.empty(head // CHUNK + 1, dtype=np.float32)  # scratch of _scan, one value a run
     spare, found = np.empty_like(maxima), np.empty(maxima.shape[0], dtype=np.intp)
     picked = np.empty(CHUNK, dtype=np.intp)
-    starts = list(range(0, n - width + 1, width))
-    if starts[-1] + width < n:
-        starts.append(n - width)  # the last tile ends at the last vector, the same shape as the rest
-    kept, done = 0, 0  # how full every query's best are (all see the same vectors); vectors offered
-    for start in starts:
-        np.matmul(queries, matrix[start : start + width].T, out=block)
-        skip = done - start  # vectors of this tile an earlier one offered
-        _scan(block, start, skip, kept, id_rank, rows, scores, ranks, maxima, spare, found, picked)
-        kept, done = min(keep, kept + width - skip), start + width
-    if keep > SMALL_K:  # a list of up to SMALL_K is kept sorted all along
-        _sort(rows, scores, ranks)
-    return rows, scores
+    kept = 0  # how full every query's best are (all see the same vectors)
+    for start, end in itertools.pairwise(bounds):
+        block = scratch[: count * (end - start)].reshape(count, end - start)
+        np.matmul(queries, matrix[start:end].T, out=block)
+        _scan(block, start, kept, id_rank, rows, scores, ranks, maxima, spare, found, picked)
+        kept = min(keep, kept + end - start)
 
 
 @numba.njit(inline="always", nogil=True, boundscheck=False)
@@ -184,7 +221,6 @@ def _kth_largest(values: Any, count: int, k: int) -> Any:  # pragma: no cover - 
 def _scan(
     block: Any,
     start: int,
-    skip: int,
     kept: int,
     id_rank: Any,
     rows: Any,
@@ -195,27 +231,30 @@ def _scan(
     found: Any,
     picked: Any,
 ) -> None:  # pragma: no cover - compiled
-    """Offer each query's line of ``block`` (the scores of vectors ``start`` on), but for its first
-    ``skip``, to that query's best (``kept`` of ``rows.shape[1]`` held so far); ``maxima``,
-    ``spare``, ``found`` and ``picked`` are scratch. fastmath lets the compiler vectorise the runs'
-    maxima; scores are finite (queries and vectors are checked on the way in), which is all it
-    assumes.
+    """Offer each query's line of ``block`` (the scores of vectors ``start`` on) to that query's
+    best (``kept`` of ``rows.shape[1]`` held so far); ``maxima``, ``spare``, ``found`` and
+    ``picked`` are scratch. fastmath lets the compiler vectorise the counts and the runs' maxima;
+    scores are finite (queries and vectors are checked on the way in), which is all it assumes.
 
-    Offered every score in order, the best take in some k ln(n/k) of them, most in the first tile,
-    each a mispredicted branch or two. Rather, where k runs of the tile have their maximum at or
-    above the worst kept (in the first tile, all), the k-th largest of those maxima is a floor: k
-    scores of this tile reach it, so a score below it is never among the k best and is not offered."""
+    A full list is offered only the scores reaching its worst (:func:`_offer_reaching`). Before,
+    offered every score in order, the best would take in some k ln(n/k) of them, each a mispredicted
+    branch or two. Rather, where k runs of the tile have their maximum at or above the worst kept
+    (with nothing kept, all), the k-th largest of those maxima is a floor: k scores of this tile
+    reach it, so a score below it is never among the k best and is not offered."""
     lines, width = block.shape
     keep = rows.shape[1]
     small = keep <= SMALL_K
     root = keep - 1 if small else 0  # where the worst kept is: a sorted list's end, a heap's root
-    runs = (width - skip) // CHUNK
+    runs = width // CHUNK
     top = maxima[:runs]
-    first = start + skip  # the vector of the first score offered
+    first = start  # the vector of the first score offered
     for q in range(lines):
-        line, best, values, held = block[q, skip:], rows[q], scores[q], ranks[q]
+        line, best, values, held = block[q], rows[q], scores[q], ranks[q]
         size = kept
-        worst = values[root] if size == keep else -np.inf
+        if size == keep:  # after the first tiles: most scores are below the worst kept
+            _offer_reaching(line, first, id_rank, best, values, held, small, root)
+            continue
+        worst = -np.inf
         # Run c is the scores c + r * runs, r from 0 to CHUNK - 1: the maxima of all runs are then
         # CHUNK elementwise maxima of contiguous slices, which the compiler vectorises (the maximum
         # of CHUNK neighbours it did not, nor this loop written with indices into the whole line:
@@ -246,7 +285,7 @@ def _scan(
             c = found[h]
             offered = 0  # the run's scores that reach the floor, listed without a branch
             if c == runs:
-                for i in range(runs * CHUNK, width - skip):
+                for i in range(runs * CHUNK, width):
                     picked[offered] = i
                     offered += line[i] >= floor
             else:
@@ -278,12 +317,115 @@ def _scan(
                     floor = max(floor, worst)
 
 
+@numba.njit(inline="always", nogil=True, boundscheck=False)
+def _offer_reaching(
+    line: Any, first: int, id_rank: Any, best: Any, values: Any, held: Any, small: bool, root: int
+) -> None:  # pragma: no cover - compiled
+    """Offer the scores of ``line`` (of vectors ``first`` on) that reach the worst of a full list of
+    best. They are counted ``GROUP`` at a time, a compare and an add over contiguous scores that the
+    compiler vectorises, and looked at one by one only in a group that has one: in a tile after the
+    first, few groups do. The worst only rises as scores enter, so a count made against an earlier
+    worst misses none."""
+    keep = best.shape[0]
+    worst = values[root]
+    length = line.shape[0]
+    for g in range(0, length, GROUP):
+        end = min(g + GROUP, length)
+        reach = np.int32(0)
+        for i in range(g, end):
+            reach += np.int32(line[i] >= worst)
+        if reach == 0:
+            continue
+        for i in range(g, end):
+            score = line[i]
+            if score < worst:
+                continue
+            rank = id_rank[first + i]
+            if score > worst or rank < held[root]:
+                if small:
+                    _insert(best, values, held, keep - 1, first + i, score, rank)
+                else:
+                    _replace(best, values, held, keep, first + i, score, rank)
+                worst = values[root]
+
+
+@numba.njit(inline="always", nogil=True, fastmath=True, boundscheck=False)
+def _dot(matrix: Any, i: int, query: Any) -> Any:  # pragma: no cover - compiled
+    """Row ``i`` of ``matrix`` times ``query`` in float32, by one fixed loop whatever the row."""
+    acc = np.float32(0.0)
+    for j in range(matrix.shape[1]):
+        acc += matrix[i, j] * query[j]
+    return acc
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=True)
+def _settle(
+    queries: Any,
+    matrix: Any,
+    id_rank: Any,
+    found_rows: Any,
+    found_scores: Any,
+    margin: float,
+    rows: Any,
+    scores: Any,
+    ranks: Any,
+) -> None:  # pragma: no cover - compiled
+    """Each query's ``rows.shape[1]`` best by the loop's scores (:func:`_dot`), ties by ``id_rank``,
+    from its ``found_rows`` (best first by BLAS's ``found_scores``).
+
+    BLAS's score of a row can depend on the row's place in the product (two equal vectors scored 1
+    unit apart when one fell in the edge of a micro-kernel), so its order cannot settle a tie. The
+    loop scores every row alike. Let ``T`` be the k-th best BLAS score and ``margin`` bound the gap
+    between the two scores of a row. A row of the loop's top k has a BLAS score of at least
+    ``T - 2 margin``: otherwise the k rows scoring ``T`` or more by BLAS all score more than it by
+    the loop. So those rows are scored again by the loop and ranked: all of them when the spare rows
+    kept do not reach below ``T - 2 margin`` (then more may be tied), by scoring every row."""
+    keep, wide, n = rows.shape[1], found_rows.shape[1], matrix.shape[0]
+    small = keep <= SMALL_K
+    root = keep - 1 if small else 0
+    for q in range(queries.shape[0]):
+        query, best, values, held = queries[q], rows[q], scores[q], ranks[q]
+        cut = found_scores[q, keep - 1] - 2 * margin
+        near = wide > keep and found_scores[q, keep] >= cut
+        for t in range(keep - 1):
+            near |= found_scores[q, t] - found_scores[q, t + 1] <= 2 * margin
+        if not near:  # no two of the list within 2 margin, nor the next: BLAS's order is the loop's
+            best[:] = found_rows[q, :keep]
+            values[:] = found_scores[q, :keep]
+            continue
+        every = wide < n and found_scores[q, wide - 1] >= cut
+        size = 0
+        for t in range(n if every else wide):
+            if not every and found_scores[q, t] < cut:
+                break  # best first: the rest are lower
+            i = t if every else found_rows[q, t]
+            score, rank = _dot(matrix, i, query), id_rank[i]
+            if size < keep:
+                if small:
+                    _insert(best, values, held, size, i, score, rank)
+                else:
+                    _push(best, values, held, size, i, score, rank)
+                size += 1
+            elif _below(values[root], held[root], score, rank):
+                if small:
+                    _insert(best, values, held, keep - 1, i, score, rank)
+                else:
+                    _replace(best, values, held, keep, i, score, rank)
+        if not small:
+            _sort_heap(best, values, held)
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _sort(rows: Any, scores: Any, ranks: Any) -> None:  # pragma: no cover - compiled
-    """Each heap sorted in place, best first: the worst moved to the end, one place at a time."""
+    """Each line's heap sorted in place, best first."""
     for q in range(rows.shape[0]):
-        heap, values, held = rows[q], scores[q], ranks[q]
-        for end in range(rows.shape[1] - 1, 0, -1):
-            row, score, rank = heap[end], values[end], held[end]
-            heap[end], values[end], held[end] = heap[0], values[0], held[0]
-            _replace(heap, values, held, end, row, score, rank)
+        _sort_heap(rows[q], scores[q], ranks[q])
+
+
+@numba.njit(inline="always", nogil=True, boundscheck=False)
+def _sort_heap(heap: Any, values: Any, held: Any) -> None:  # pragma: no cover - compiled
+    """A heap sorted in place, best first: the worst moved to the end, one place at a time."""
+    for end in range(heap.shape[0] - 1, 0, -1):
+        row, score, rank = heap[end], values[end], held[end]
+        heap[end], values[end], held[end] = heap[0], values[0], held[0]
+        _replace(heap, values, held, end, row, score, rank)

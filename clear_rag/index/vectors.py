@@ -37,7 +37,14 @@ import numpy.typing as npt
 from clear_rag.atomic import write_atomic
 from clear_rag.errors import StoreError
 from clear_rag.index import compiled, dense
-from clear_rag.index.dense import FloatArray, default_threads, l2_normalise, scores_of, shared_pool
+from clear_rag.index.dense import (
+    FloatArray,
+    default_threads,
+    l2_normalise,
+    scores_of,
+    shared_pool,
+    unit_rows,
+)
 from clear_rag.index.files import REBUILD, write_array
 from clear_rag.index.selection import top_k
 
@@ -183,14 +190,14 @@ class VectorIndex:
         direction is similar to nothing, and ranking everything at 0.0 would only list ids.
         """
         _check_k(k)
-        query = self._query_rows(query_vec, ndim=1)
-        if not self._ids or not query.any():
+        query, norm = self._unit_queries(query_vec, ndim=1)
+        if not self._ids or not norm[0]:
             return []
         if len(self._ids) >= PREPASS_MIN:
-            found = self._search_prepass(l2_normalise(query), k)
+            found = self._search_prepass(query, k)
             if found is not None:
                 return found
-        scores = scores_of(self.matrix, l2_normalise(query), self.threads)
+        scores = scores_of(self.matrix, query, self.threads)
         return top_k(scores, self._ids, k)
 
     def _search_prepass(self, query: FloatArray, k: int) -> list[tuple[str, float]] | None:
@@ -234,13 +241,12 @@ class VectorIndex:
         top k (:mod:`clear_rag.index.batched`), or per matrix product while it is not ready, the queries
         shared out over ``threads`` (numpy and the kernels release the GIL)."""
         _check_k(k)
-        queries = self._query_rows(query_vecs, ndim=2)
+        normalised, norms = self._unit_queries(query_vecs, ndim=2)
         if not self._ids:
-            return [[] for _ in range(queries.shape[0])]
-        normalised = l2_normalise(queries)
-        asked: list[bool] = np.any(queries, axis=1).tolist()
+            return [[] for _ in range(normalised.shape[0])]
+        asked: list[bool] = (norms[:, 0] > 0).tolist()
         # With several threads each takes an equal run of the queries, in blocks, on its own core.
-        rows = queries.shape[0]
+        rows = normalised.shape[0]
         threads = min(self.threads, rows) if self.matrix.size * rows >= dense.PARALLEL_MIN else 1
         cuts = [rows * t // threads for t in range(threads + 1)]
         ready = _batched()
@@ -371,11 +377,17 @@ class VectorIndex:
         grown[: len(self._ids)] = self._buffer[: len(self._ids)]
         self._buffer = grown
 
-    def _query_rows(self, query: npt.ArrayLike, *, ndim: int) -> npt.NDArray[np.float64]:
-        rows = np.asarray(query, dtype=np.float64)
+    def _unit_queries(self, query: npt.ArrayLike, *, ndim: int) -> tuple[FloatArray, npt.NDArray[np.float64]]:
+        """The query rows normalised (``l2_normalise``) and their norms, once the shape is checked
+        and every value is finite (a non-finite value makes its row's norm non-finite)."""
+        rows = np.asarray(query)
         if rows.ndim != ndim or rows.shape[-1] != self.dim:
             expected = f"({self.dim},)" if ndim == 1 else f"(n, {self.dim})"
             raise ValueError(f"query of shape {rows.shape} does not fit this index; expected {expected}")
-        if not np.isfinite(rows).all():
-            raise ValueError("query vector has NaN or infinite values; check the embedder's output")
-        return rows
+        normalised, norms = unit_rows(rows)
+        if not np.isfinite(norms).all():
+            raise ValueError(
+                "query vector has NaN or infinite values (or values too large to square in float64); "
+                "check the embedder's output"
+            )
+        return normalised, norms
