@@ -114,6 +114,7 @@ def entry_points() -> list[Any]:
         prepass._survivors,
         prepass._exact_at,
         batched._scan,
+        batched._settle,
         batched._sort,
     ]
 
@@ -152,8 +153,10 @@ def exercise() -> int:
     prepass.exact_scores(matrix, query, prepass.survivors(lo, hi, 2))
     # search_many's batched top k (clear_rag.index.batched): its own float32 buffers of scores and
     # intp rows, and the index's id ranks, intp; a few best (kept sorted) and more (kept in a heap,
-    # sorted at the end), over several tiles so that the scan runs both filling and full.
+    # sorted at the end), over several tiles so that the scan runs both filling and full. The matrix
+    # read-only, as VectorIndex.matrix hands it out (the ties are settled by reading it).
     many = np.ones((batched.SMALL_K + 2, 4), dtype=np.float32)
+    many.flags.writeable = False
     rank = np.arange(many.shape[0], dtype=np.intp)
     for k in (2, batched.SMALL_K + 1):
         batched.top_k(np.eye(2, 4, dtype=np.float32), many, k, rank, tile=16)
