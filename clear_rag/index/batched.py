@@ -46,6 +46,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.index import heaps, prepass
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
 
@@ -62,7 +64,6 @@ CHUNK = 16  # scores of a run, looked at only when its maximum reaches the worst
 SMALL_K = 32
 # Rows kept past the k asked for, by BLAS's scores, so that _settle can rank the near ties by the loop's.
 SPARE = 3
-U = 2.0**-24  # unit roundoff of float32
 # Scores counted at a time against the worst kept, once every query's list is full (_offer_reaching).
 GROUP = 64
 
@@ -98,9 +99,8 @@ def top_k(
 def margin(dim: int) -> float:
     """How far apart BLAS's score of a unit vector and the loop's (:func:`_dot`) can be: each is within
     ``gamma_(dim+2)`` of the real product (see :mod:`clear_rag.index.prepass`), norms at most 1 and a
-    thousandth, plus a few roundings of the scores' size."""
-    gamma = (dim + 2) * U / (1 - (dim + 2) * U)
-    return 2 * gamma * 1.001 + 16 * U
+    thousandth, plus ``prepass.SLACK`` for the roundings at the scores' size."""
+    return 2 * prepass.gamma(dim + 2) * 1.001 + prepass.SLACK
 
 
 def _scan_tiles(
@@ -132,89 +132,6 @@ def _scan_tiles(
         np.matmul(queries, matrix[start:end].T, out=block)
         _scan(block, start, kept, id_rank, rows, scores, ranks, maxima, spare, found, picked)
         kept = min(keep, kept + end - start)
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _below(score: Any, rank: Any, other_score: Any, other_rank: Any) -> bool:  # pragma: no cover
-    """Whether (score, rank) ranks after (other_score, other_rank): a lower score, or the same and a
-    later id."""
-    return bool(score < other_score or (score == other_score and rank > other_rank))
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _push(
-    heap: Any, values: Any, ranks: Any, size: int, row: int, score: Any, rank: int
-) -> None:  # pragma: no cover
-    """Add ``row`` to ``heap[:size]`` (its worst at the root), sifting it up."""
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if not _below(score, rank, values[parent], ranks[parent]):
-            break
-        heap[i], values[i], ranks[i] = heap[parent], values[parent], ranks[parent]
-        i = parent
-    heap[i], values[i], ranks[i] = row, score, rank
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _replace(
-    heap: Any, values: Any, ranks: Any, size: int, row: int, score: Any, rank: int
-) -> None:  # pragma: no cover
-    """Put ``row`` in place of the root of ``heap[:size]`` and sift it down."""
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _below(values[child + 1], ranks[child + 1], values[child], ranks[child]):
-            child += 1
-        if not _below(values[child], ranks[child], score, rank):
-            break
-        heap[i], values[i], ranks[i] = heap[child], values[child], ranks[child]
-        i = child
-    heap[i], values[i], ranks[i] = row, score, rank
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _insert(
-    kept: Any, values: Any, ranks: Any, size: int, row: int, score: Any, rank: int
-) -> None:  # pragma: no cover
-    """Put ``row`` into the sorted list ``kept[:size + 1]`` (best first), moving the ones below it
-    down one place; whatever was at ``size`` is overwritten (the worst, when the list is full)."""
-    i = size
-    while i > 0 and _below(values[i - 1], ranks[i - 1], score, rank):
-        kept[i], values[i], ranks[i] = kept[i - 1], values[i - 1], ranks[i - 1]
-        i -= 1
-    kept[i], values[i], ranks[i] = row, score, rank
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _kth_largest(values: Any, count: int, k: int) -> Any:  # pragma: no cover - compiled
-    """The k-th largest of ``values[:count]`` (``k <= count``), keeping the k largest in a min-heap
-    at the front of ``values`` itself (its order is not needed afterwards)."""
-    for x in range(k):  # sift up
-        v, i = values[x], x
-        while i > 0 and values[(i - 1) // 2] > v:
-            values[i] = values[(i - 1) // 2]
-            i = (i - 1) // 2
-        values[i] = v
-    for x in range(k, count):
-        v = values[x]
-        if v <= values[0]:
-            continue
-        i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= k:
-                break
-            if child + 1 < k and values[child + 1] < values[child]:
-                child += 1
-            if values[child] >= v:
-                break
-            values[i] = values[child]
-            i = child
-        values[i] = v
-    return values[0]
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=True)
@@ -254,7 +171,7 @@ def _scan(
         if size == keep:  # after the first tiles: most scores are below the worst kept
             _offer_reaching(line, first, id_rank, best, values, held, small, root)
             continue
-        worst = -np.inf
+        worst = -np.inf  # nothing kept yet, as every list is empty before the first tile
         # Run c is the scores c + r * runs, r from 0 to CHUNK - 1: the maxima of all runs are then
         # CHUNK elementwise maxima of contiguous slices, which the compiler vectorises (the maximum
         # of CHUNK neighbours it did not, nor this loop written with indices into the whole line:
@@ -274,7 +191,7 @@ def _scan(
         if hit >= keep:
             for h in range(hit):
                 spare[h] = top[found[h]]
-            floor = max(floor, _kth_largest(spare, hit, keep))
+            floor = max(floor, heaps.kth_largest(spare, hit, keep, spare))
             ahead = 0
             for h in range(hit):
                 found[ahead] = found[h]
@@ -298,23 +215,9 @@ def _scan(
                 score = line[i]
                 if score < floor:  # the floor rose since the run was listed
                     continue
-                rank = id_rank[first + i]
-                if size < keep:
-                    if small:
-                        _insert(best, values, held, size, first + i, score, rank)
-                    else:
-                        _push(best, values, held, size, first + i, score, rank)
-                    size += 1
-                    if size == keep:
-                        worst = values[root]
-                        floor = max(floor, worst)
-                elif score > worst or (score == worst and rank < held[root]):
-                    if small:
-                        _insert(best, values, held, keep - 1, first + i, score, rank)
-                    else:
-                        _replace(best, values, held, keep, first + i, score, rank)
-                    worst = values[root]
-                    floor = max(floor, worst)
+                size = heaps.offer(best, values, held, size, small, first + i, score, id_rank[first + i])
+                if size == keep:
+                    floor = max(floor, values[root])
 
 
 @numba.njit(inline="always", nogil=True, boundscheck=False)
@@ -340,13 +243,8 @@ def _offer_reaching(
             score = line[i]
             if score < worst:
                 continue
-            rank = id_rank[first + i]
-            if score > worst or rank < held[root]:
-                if small:
-                    _insert(best, values, held, keep - 1, first + i, score, rank)
-                else:
-                    _replace(best, values, held, keep, first + i, score, rank)
-                worst = values[root]
+            heaps.offer(best, values, held, keep, small, first + i, score, id_rank[first + i])
+            worst = values[root]
 
 
 @numba.njit(inline="always", nogil=True, fastmath=True, boundscheck=False)
@@ -382,7 +280,6 @@ def _settle(
     kept do not reach below ``T - 2 margin`` (then more may be tied), by scoring every row."""
     keep, wide, n = rows.shape[1], found_rows.shape[1], matrix.shape[0]
     small = keep <= SMALL_K
-    root = keep - 1 if small else 0
     for q in range(queries.shape[0]):
         query, best, values, held = queries[q], rows[q], scores[q], ranks[q]
         cut = found_scores[q, keep - 1] - 2 * margin
@@ -399,33 +296,13 @@ def _settle(
             if not every and found_scores[q, t] < cut:
                 break  # best first: the rest are lower
             i = t if every else found_rows[q, t]
-            score, rank = _dot(matrix, i, query), id_rank[i]
-            if size < keep:
-                if small:
-                    _insert(best, values, held, size, i, score, rank)
-                else:
-                    _push(best, values, held, size, i, score, rank)
-                size += 1
-            elif _below(values[root], held[root], score, rank):
-                if small:
-                    _insert(best, values, held, keep - 1, i, score, rank)
-                else:
-                    _replace(best, values, held, keep, i, score, rank)
+            size = heaps.offer(best, values, held, size, small, i, _dot(matrix, i, query), id_rank[i])
         if not small:
-            _sort_heap(best, values, held)
+            heaps.sort_heap(best, values, held)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _sort(rows: Any, scores: Any, ranks: Any) -> None:  # pragma: no cover - compiled
     """Each line's heap sorted in place, best first."""
     for q in range(rows.shape[0]):
-        _sort_heap(rows[q], scores[q], ranks[q])
-
-
-@numba.njit(inline="always", nogil=True, boundscheck=False)
-def _sort_heap(heap: Any, values: Any, held: Any) -> None:  # pragma: no cover - compiled
-    """A heap sorted in place, best first: the worst moved to the end, one place at a time."""
-    for end in range(heap.shape[0] - 1, 0, -1):
-        row, score, rank = heap[end], values[end], held[end]
-        heap[end], values[end], held[end] = heap[0], values[0], held[0]
-        _replace(heap, values, held, end, row, score, rank)
+        heaps.sort_heap(rows[q], scores[q], ranks[q])

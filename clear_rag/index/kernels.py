@@ -51,6 +51,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.index import heaps
 from clear_rag.index.scoring import DocArray, FloatArray, IntArray
 
 __all__ = ["Scratch", "scratch", "top_k", "top_one"]
@@ -183,12 +184,6 @@ def _locate(docs: DocArray, lo: int, hi: int, doc: int) -> int:
 
 
 @_inlined
-def _ranks_below(score: float, rank: int, other_score: float, other_rank: int) -> bool:
-    """Whether (score, rank) comes after (other_score, other_rank): lower score, or same and later id."""
-    return score < other_score or (score == other_score and rank > other_rank)
-
-
-@_inlined
 def _sift_down(scores: FloatArray, id_rank: IntArray, heap: IntArray, size: int, row: int) -> None:
     """Put ``row`` at the root of ``heap[:size]`` (the worst kept at the root) and sift it down."""
     score, rank = scores[row], id_rank[row]
@@ -197,11 +192,11 @@ def _sift_down(scores: FloatArray, id_rank: IntArray, heap: IntArray, size: int,
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _ranks_below(
+        if child + 1 < size and heaps.below(
             scores[heap[child + 1]], id_rank[heap[child + 1]], scores[heap[child]], id_rank[heap[child]]
         ):
             child += 1
-        if not _ranks_below(scores[heap[child]], id_rank[heap[child]], score, rank):
+        if not heaps.below(scores[heap[child]], id_rank[heap[child]], score, rank):
             break
         heap[i] = heap[child]
         i = child
@@ -215,14 +210,14 @@ def _best_k(scores: FloatArray, rows: IntArray, n: int, k: int, id_rank: IntArra
     for x in range(n):
         row = rows[x]
         score, rank = scores[row], id_rank[row]
-        if size == k and not _ranks_below(scores[out_rows[0]], id_rank[out_rows[0]], score, rank):
+        if size == k and not heaps.below(scores[out_rows[0]], id_rank[out_rows[0]], score, rank):
             continue
         if size < k:  # sift up from the end of a heap whose root is the worst kept
             i = size
             size += 1
             while i > 0:
                 parent = (i - 1) // 2
-                if not _ranks_below(score, rank, scores[out_rows[parent]], id_rank[out_rows[parent]]):
+                if not heaps.below(score, rank, scores[out_rows[parent]], id_rank[out_rows[parent]]):
                     break
                 out_rows[i] = out_rows[parent]
                 i = parent

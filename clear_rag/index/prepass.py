@@ -48,6 +48,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from clear_rag.index import heaps
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
 
@@ -196,30 +198,7 @@ def _survivors(lo: Any, hi: Any, k: int, rows: Any) -> int:  # pragma: no cover 
     whose root is replaced only by a larger value (rarely, after the first rows). Two compiled passes
     replace the numpy calls of the predecessor (a strided sample, two partitions, three masks), which
     took a quarter of a 5k-vector search."""
-    heap = np.empty(k, dtype=lo.dtype)
-    for i in range(k):  # sift up
-        x, j = lo[i], i
-        while j > 0 and heap[(j - 1) // 2] > x:
-            heap[j] = heap[(j - 1) // 2]
-            j = (j - 1) // 2
-        heap[j] = x
-    for i in range(k, lo.shape[0]):
-        x = lo[i]
-        if x <= heap[0]:
-            continue
-        j = 0  # replace the root and sift down
-        while True:
-            child = 2 * j + 1
-            if child >= k:
-                break
-            if child + 1 < k and heap[child + 1] < heap[child]:
-                child += 1
-            if heap[child] >= x:
-                break
-            heap[j] = heap[child]
-            j = child
-        heap[j] = x
-    floor = heap[0]
+    floor = heaps.kth_largest(lo, lo.shape[0], k, np.empty(k, dtype=lo.dtype))
     count = 0
     for i in range(hi.shape[0]):
         if hi[i] >= floor:

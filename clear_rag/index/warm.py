@@ -28,6 +28,11 @@ background, which the loader reports. Two commands at once (two processes starti
 turns on a lock beside the stamp, so a second compile does not run beside the first; the second then
 only loads.
 
+numba keys a cached kernel on its own source file, but a kernel holds a copy of what it inlined from
+:mod:`clear_rag.index.heaps`: so the stamp counts that file among its sources, and where the
+sources differ from the stamp's the command empties the entry points' cache (:func:`forget`) before
+compiling, rather than let numba load a kernel built on an older heaps.py.
+
 numba writes each cache file to a temporary name and renames it, index before data: a command
 killed midway leaves at worst an index entry whose data is missing, which numba reads as not cached,
 and no stamp, so the next process compiles again. Nothing here imports numba until
@@ -56,7 +61,8 @@ from clear_rag.atomic import write_atomic
 from clear_rag.errors import ClearRagError
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("kernels.py", "prepass.py", "batched.py")  # the modules holding numba kernels, beside this one
+# The modules holding numba kernels, beside this one, and heaps.py, whose functions are inlined into them.
+SOURCES = ("kernels.py", "prepass.py", "batched.py", "heaps.py")
 STAMP = "clear-rag-warm.json"
 LOCK = "clear-rag-warm.lock"
 # numba's own setting for where its cache goes; read only to key the stamp on it, as numba reads it.
@@ -93,6 +99,15 @@ def is_warm() -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(stamp, dict) and stamp.get("fingerprint") == fingerprint()
+
+
+def _same_sources() -> bool:
+    """Whether the stamp was written for these sources' bytes (whatever else changed)."""
+    try:
+        stamp = json.loads((stamp_dir() / STAMP).read_text(encoding="utf-8"))
+        return bool(stamp["fingerprint"]["sources"] == fingerprint()["sources"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
 
 
 def write_stamp(seconds: float) -> None:
@@ -163,6 +178,14 @@ def exercise() -> int:
     return misses()
 
 
+def forget() -> None:
+    """Empty numba's cache of every entry point, so the next call compiles it. numba keys a cached
+    function on its own source file only; a function it inlined from another file (:mod:`heaps`) can
+    change under it unseen. Called when the stamp's sources differ from these, before compiling."""
+    for point in entry_points():
+        point._cache.flush()
+
+
 def misses() -> int:
     """Versions of the entry points this process compiled because numba's cache did not hold them."""
     return sum(sum(point.stats.cache_misses.values()) for point in entry_points())
@@ -211,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if is_warm() and not args.force:  # another command just filled it, or `make` runs this again
             print(f"clear-rag: numba's cache ({folder}) already holds every search kernel")
             return 0
+        if not _same_sources():
+            forget()
         compiled = exercise()
         seconds = time.perf_counter() - started
         try:

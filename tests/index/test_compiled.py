@@ -9,9 +9,13 @@ Event the test sets, so "before readiness" is a state the test holds, not a race
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
+import os
 import platform
 import random
+import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -382,3 +386,32 @@ def test_the_command_without_numba_says_so_and_succeeds(
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert warm.main([]) == 0
     assert "numba is not installed" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_changed_inlined_helper_compiles_its_callers_again(tmp_path: Path) -> None:
+    """numba keys a cached kernel on its own file, not on heaps.py whose functions it inlined: with
+    the stamp saying heaps.py changed, the command must compile the kernels again, not load them.
+    Three real commands on a cache of their own (a fresh compile, a forced load, the changed helper)."""
+    env = {**os.environ, warm.NUMBA_CACHE_DIR: str(tmp_path)}
+
+    def command(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "clear_rag.index.warm", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(warm.HERE).parents[1],
+        )
+        return done.stdout
+
+    compiles = re.compile(r"compiled [1-9][0-9]* kernel version")
+    assert compiles.search(command())
+    assert "loaded every kernel" in command("--force")  # nothing changed: all from the cache
+    stamp = tmp_path / warm.STAMP
+    written = json.loads(stamp.read_text(encoding="utf-8"))
+    written["fingerprint"]["sources"]["heaps.py"] = "an older heaps.py"
+    stamp.write_text(json.dumps(written), encoding="utf-8")
+    assert compiles.search(command())
+    assert "loaded every kernel" in command("--force")
