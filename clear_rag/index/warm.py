@@ -181,9 +181,13 @@ def exercise() -> int:
 def forget() -> None:
     """Empty numba's cache of every entry point, so the next call compiles it. numba keys a cached
     function on its own source file only; a function it inlined from another file (:mod:`heaps`) can
-    change under it unseen. Called when the stamp's sources differ from these, before compiling."""
+    change under it unseen. Called when the stamp's sources differ from these, before compiling.
+    Only a cache under :func:`stamp_dir` is emptied: numba fixed each kernel's cache folder when it
+    imported it, and a process whose $NUMBA_CACHE_DIR changed since (a test) must not empty another."""
+    folder = stamp_dir()
     for point in entry_points():
-        point._cache.flush()
+        if Path(point._cache._cache_path).resolve().is_relative_to(folder):
+            point._cache.flush()
 
 
 def misses() -> int:
