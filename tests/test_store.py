@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clear_rag.errors import StoreError
-from clear_rag.store import SCHEMA_VERSION, Snapshot, Store
+from clear_rag.store import SCHEMA_VERSION, Snapshot, Store, versions
 from clear_rag.store.snapshot import no_ingest_under_way
 from clear_rag.store.sqlite import holds_ingest_lock
 from clear_rag.types import Block, Chunk, Document, Trace
@@ -238,19 +241,26 @@ def test_a_released_snapshot_reads_its_generations_texts_and_holds_no_read(tmp_p
 
 
 def test_kept_versions_are_forgotten_at_the_second_indexing_after_them(tmp_path: Path) -> None:
+    """A text the snapshot read before the versions were forgotten it keeps (it is its generation's);
+    one it never read it can no longer give, and says so."""
     doc, chunks = _doc()
+    other = Document("e.txt", "/x/e.txt", "h3", "epsilon.", ())
     with Store(tmp_path / "s") as store:
         store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        store.put(other, [], parser="p", chunker="c", size_bytes=8)
         with Snapshot(tmp_path / "s") as seen:
             seen.release()
             store.delete("d.txt")
+            store.delete("e.txt")
             store.indexed(store.generation())  # the indexes catch up: a reader of before may still ask
             store.indexed(store.generation())  # an ingest that changed nothing: still kept
             assert seen.document_text("d.txt") == doc.text
             store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+            store.put(other, [], parser="p", chunker="c", size_bytes=8)
             store.indexed(store.generation())  # the next ingest's: every reader has moved on
-            with pytest.raises(StoreError, match=r"no longer keeps the texts of generation 1 .*Ask again"):
-                seen.document_text("d.txt")  # stored again since, but not as of generation 1
+            assert seen.document_text("d.txt") == doc.text  # read before: kept
+            with pytest.raises(StoreError, match=r"no longer keeps the texts of generation 2 .*Ask again"):
+                seen.document_text("e.txt")  # stored again since, but not as of generation 2
 
 
 def checkpoint(store: Path) -> int:
@@ -292,3 +302,61 @@ def test_closing_a_store_releases_its_ingest_lock(tmp_path: Path) -> None:
     assert not holds_ingest_lock(tmp_path / "s")
     with no_ingest_under_way(tmp_path / "s"):  # nothing to wait for
         pass
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["put", "delete", "snapshot"]), st.integers(0, 4), st.text("ab .", max_size=8)
+        ),
+        max_size=14,
+    ),
+    batch=st.integers(1, 5),
+)
+def test_a_snapshots_texts_read_together_are_its_generations(
+    steps: list[tuple[str, int, str]], batch: int
+) -> None:
+    """Documents put, replaced and deleted in any order, with snapshots taken between: every released
+    snapshot reads its generation's documents at once (and an id never stored) as a model of the
+    store kept beside it says, and one at a time the same. ``batch`` ids a statement."""
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(versions, "BATCH", batch)
+        store = Store(Path(folder) / "s")
+        now: dict[str, str] = {}
+        seen: list[tuple[Snapshot, dict[str, str]]] = []
+        try:
+            for action, n, text in steps:
+                doc_id = f"d{n}.txt"
+                if action == "put":
+                    body = f"{text} {len(seen)}."
+                    store.put(
+                        Document(doc_id, f"/x/{doc_id}", body, body, ()),
+                        [],
+                        parser="p",
+                        chunker="c",
+                        size_bytes=1,
+                    )
+                    now[doc_id] = body
+                elif action == "delete" and doc_id in now:
+                    store.delete(doc_id)
+                    del now[doc_id]
+                elif action == "snapshot":
+                    snapshot = Snapshot(Path(folder) / "s")
+                    snapshot.release()
+                    seen.append((snapshot, dict(now)))
+            for snapshot, then in seen:
+                # What a pipeline asks: documents of its generation (one stored only later is not in
+                # its chunk table), and here one never stored.
+                asked = [*then, "never.txt"]
+                assert snapshot.document_texts(asked) == then
+                for doc_id in asked:
+                    if doc_id in then:
+                        assert snapshot.document_text(doc_id) == then[doc_id]
+                    else:
+                        with pytest.raises(KeyError):
+                            snapshot.document_text(doc_id)
+        finally:
+            for snapshot, _ in seen:
+                snapshot.close()
+            store.close()

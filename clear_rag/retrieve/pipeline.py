@@ -12,9 +12,8 @@ the planner's work (``clear_rag.generate.planner``); this module searches indexe
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,6 +62,8 @@ class DocumentTexts(Protocol):
 
     def document_text(self, doc_id: str) -> str: ...
 
+    def document_texts(self, doc_ids: Iterable[str]) -> dict[str, str]: ...
+
     def close(self) -> None: ...
 
 
@@ -93,7 +94,6 @@ class Pipeline:
         self.config = config
         self._table = table
         self._texts = texts
-        self._doc_text = functools.lru_cache(maxsize=4096)(texts.document_text)
         self._chunk_tokens = ChunkTokens(table, self.chunk_text, counted_by)
         self.tokenizer = tokenizer
         self._retrievers: list[Retriever] = []
@@ -128,11 +128,11 @@ class Pipeline:
 
     def chunk_text(self, chunk_id: str) -> str:
         ref = self._table[chunk_id]
-        return self._doc_text(ref.doc_id)[ref.start : ref.end]
+        return self._texts.document_text(ref.doc_id)[ref.start : ref.end]
 
     def document_text(self, doc_id: str) -> str:
         """A document's text as this pipeline's chunks and indexes know it (citations are shown in it)."""
-        return self._doc_text(doc_id)
+        return self._texts.document_text(doc_id)
 
     def close(self) -> None:
         self._texts.close()
@@ -184,7 +184,7 @@ class Pipeline:
         started = time.perf_counter()
         packed = assemble(
             top,
-            doc_text=self._doc_text,
+            doc_text=self._texts.document_texts([c.doc_id for c in top]),
             budget_tokens=self.config.budget_tokens,
             tokenizer=tokenizer,
             chunk_tokens=self._chunk_tokens.counter(tokenizer),

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from clear_rag.errors import StoreError
@@ -26,6 +27,10 @@ from clear_rag.locks import locked
 from clear_rag.store import versions
 from clear_rag.store.database import read_generation
 from clear_rag.store.sqlite import INGEST_LOCK, Store
+
+# Texts a snapshot keeps once read (its generation's, so they never go stale): what a pipeline's
+# questions read again, and chunk texts are slices of.
+KEPT_TEXTS = 4096
 
 
 class Snapshot(Store):
@@ -36,6 +41,7 @@ class Snapshot(Store):
     def __init__(self, directory: str | Path) -> None:
         super().__init__(directory, mode="read")
         self._lock = threading.Lock()
+        self._texts: OrderedDict[str, str] = OrderedDict()  # the last texts read, oldest first
         self._db.execute("BEGIN")
         self._generation = read_generation(self._db)  # the first read fixes what the transaction sees
 
@@ -43,14 +49,30 @@ class Snapshot(Store):
         return self._generation
 
     def document_text(self, doc_id: str) -> str:
-        try:
-            with self._lock:
-                text = versions.text_at(self._db, doc_id, self._generation)
-        except StoreError as err:
-            raise err.at(str(self.directory)) from None
-        if text is None:
+        found = self.document_texts([doc_id])
+        if doc_id not in found:
             raise KeyError(doc_id)
-        return text
+        return found[doc_id]
+
+    def document_texts(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """The generation's texts of ``doc_ids`` by id (an id with none is left out): the ones read
+        before from the last ``KEPT_TEXTS`` kept, the others read together (``versions.texts_at``)."""
+        wanted = list(dict.fromkeys(doc_ids))
+        with self._lock:
+            found = {doc_id: self._texts[doc_id] for doc_id in wanted if doc_id in self._texts}
+            for doc_id in found:
+                self._texts.move_to_end(doc_id)
+            missing = [doc_id for doc_id in wanted if doc_id not in found]
+            if missing:
+                try:
+                    read = versions.texts_at(self._db, missing, self._generation)
+                except StoreError as err:
+                    raise err.at(str(self.directory)) from None
+                found.update(read)
+                self._texts.update(read)
+                while len(self._texts) > KEPT_TEXTS:
+                    self._texts.popitem(last=False)
+        return found
 
     def release(self) -> None:
         """End the read transaction: what the caller needed besides texts has been read."""

@@ -18,9 +18,12 @@ asked is told so, rather than given a later text than its chunks were cut from.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from clear_rag.errors import StoreError
 
+# Ids a statement of texts_at names, twice each: under SQLite's oldest bound of 999 host parameters.
+BATCH = 400
 FORGOTTEN = "versions forgotten"  # the meta key: versions ended at or before this generation are gone
 RETIRED = """CREATE TABLE IF NOT EXISTS retired (
     id TEXT NOT NULL,
@@ -40,29 +43,48 @@ def retire(db: sqlite3.Connection, doc_id: str, generation: int) -> None:
 
 
 def text_at(db: sqlite3.Connection, doc_id: str, generation: int) -> str | None:
-    """The text ``doc_id`` had at ``generation``, or None where it had none; a ``StoreError`` where
-    that version may have been forgotten. A store no change has touched since it gained versions has
-    no ``retired`` table yet, and its texts are those of every generation."""
-    try:
-        forgotten, text = db.execute(
-            "SELECT (SELECT value FROM meta WHERE key = ?3), (SELECT text FROM ("
-            "SELECT text, until FROM retired WHERE id = ?1 AND until > ?2 "
-            "UNION ALL SELECT text, NULL FROM documents WHERE id = ?1) "
-            "ORDER BY until IS NULL, until LIMIT 1)",
-            (doc_id, generation, FORGOTTEN),
-        ).fetchone()
-    except sqlite3.OperationalError as err:
-        if "no such table" not in str(err):
-            raise
-        forgotten, text = None, db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        text = None if text is None else text[0]
-    if forgotten is not None and int(forgotten) > generation:
+    """The text ``doc_id`` had at ``generation``, or None where it had none (see :func:`texts_at`)."""
+    return texts_at(db, [doc_id], generation).get(doc_id)
+
+
+def texts_at(db: sqlite3.Connection, doc_ids: Sequence[str], generation: int) -> dict[str, str]:
+    """The text each of ``doc_ids`` had at ``generation``, by id (one with none is left out), in one
+    statement per ``BATCH`` ids (a question's context reads ten or so documents: one statement, not
+    ten); a ``StoreError`` where a version may have been forgotten. A store no change has touched
+    since it gained versions has no ``retired`` table yet, and its texts are those of every generation.
+
+    The texts are read before the mark of what was forgotten: a ``forget`` committed between the two
+    reads is then seen by the second, and the question is told, never given a later text."""
+    wanted = list(dict.fromkeys(doc_ids))
+    found: dict[str, str] = {}
+    for at in range(0, len(wanted), BATCH):
+        batch = wanted[at : at + BATCH]
+        marks = ",".join("?" * len(batch))
+        try:
+            rows = db.execute(
+                f"SELECT id, text, until FROM retired WHERE id IN ({marks}) AND until > ? "
+                f"UNION ALL SELECT id, text, NULL FROM documents WHERE id IN ({marks})",
+                (*batch, generation, *batch),
+            ).fetchall()
+        except sqlite3.OperationalError as err:
+            if "no such table" not in str(err):
+                raise
+            rows = db.execute(f"SELECT id, text, NULL FROM documents WHERE id IN ({marks})", batch).fetchall()
+        # The version the first change after the generation retired, else the document's own text.
+        first: dict[str, tuple[float, str]] = {}
+        for doc_id, text, until in rows:
+            order = float("inf") if until is None else float(until)
+            if doc_id not in first or order < first[doc_id][0]:
+                first[doc_id] = (order, text)
+        found.update({str(doc_id): str(text) for doc_id, (_, text) in first.items()})
+    forgotten = db.execute("SELECT value FROM meta WHERE key = ?", (FORGOTTEN,)).fetchone()
+    if forgotten is not None and int(forgotten[0]) > generation:
         raise StoreError(
             f"no longer keeps the texts of generation {generation} of its documents, which this question "
             "reads: two ingests were indexed since its pipeline was opened",
             fix="Ask again: a new question reads the store as it is now",
         )
-    return None if text is None else str(text)
+    return found
 
 
 def forget(db: sqlite3.Connection, ended_by: int) -> None:
