@@ -21,6 +21,7 @@ from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index.places import (
     IndexBehindError,
     IndexHealth,
+    document_versions,
     health,
     keyword_place,
     load_keyword,
@@ -173,8 +174,12 @@ def _open(
         check_chunking(seen, config)
         keyword = None
         vectors: VectorSearchIndex | None = None
+        # read once for both indexes' checks: at 100k documents, reading and hashing them is ~0.3 s
+        versions = document_versions(seen)
         if "keyword" in config.retrievers:
-            keyword = load_keyword(seen, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
+            keyword = load_keyword(
+                seen, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf, versions=versions
+            )
         if "vector" in config.retrievers:
             if embedder is None:
                 raise ConfigError(
@@ -183,7 +188,7 @@ def _open(
                     value=list(config.retrievers),
                     fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
                 )
-            vectors = load_vectors(seen, embedder)
+            vectors = load_vectors(seen, embedder, versions=versions)
             if config.vector_index != "exact":  # the approximate-index experiment, built in memory
                 from clear_rag.index.ann import AnnIndex, settings_for
 

@@ -7,7 +7,9 @@ written last, recording the size and SHA-256 of each data file. The predecessor 
 nine concurrent ``ask``s crashed on a rename), and it recorded nothing to check a file against, so a
 truncated matrix or a shuffled id file was either a traceback or, worse, wrong answers.
 
-Opening an index checks each file against the manifest before reading it; anything that does not
+The manifest lists the documents in columns (``clear_rag.index.coverage``), which a cold open parses
+and compares without a Python step per document. Opening an index checks each file against the
+manifest before reading it; anything that does not
 match raises :class:`DamagedIndexError`, which names the file and says how to rebuild it.
 
 Hashing every file on every open made a cold ``ask`` or a server's first question pay for reading
@@ -56,9 +58,13 @@ import numpy.typing as npt
 
 from clear_rag.atomic import replace_file, write_atomic
 from clear_rag.errors import StoreError
+from clear_rag.index import coverage
+from clear_rag.index.coverage import Coverage
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # 1 (no "format" key): written before checksums; still read, checked by row counts only
+# 1 (no "format" key): written before checksums; still read, checked by row counts only. 2: an object
+# per document; still read. 3: the documents in columns (``clear_rag.index.coverage``).
+FORMAT = 3
 STAT_FIELDS = ("bytes", "mtime_ns", "ctime_ns", "inode")  # a file's identity, as "stat" records it
 TICK_WAIT_S = 2.5  # the longest wait for the filesystem's clock to move past a recorded time (FAT: 2 s)
 REBUILD = "Run `clear-rag ingest PATH` or `clear-rag index --rebuild` to rebuild it from the store"
@@ -80,19 +86,31 @@ class DamagedIndexError(StoreError):
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What an index covers: per document the version it indexed and the chunk ids it holds (or,
-    for a document left out, why), and the size and SHA-256 of each data file as written."""
+    for a document left out, why), in columns (``clear_rag.index.coverage``), and the size and
+    SHA-256 of each data file as written."""
 
     settings: dict[str, Any]
-    documents: dict[str, dict[str, Any]]
+    coverage: Coverage
     files: dict[str, dict[str, Any]] | None  # None in a manifest written before checksums
     stats: dict[str, dict[str, int]] | None = None  # None in one written before identities were recorded
+    format: int = FORMAT  # as read: 1 and 2 held an object per document, which ``sync`` rewrites
+
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """Per document, ``{"version": ..., "chunks": [...]}`` and ``"missing"`` for one left out
+        (built on each call: a question's checks use ``versions`` and ``chunk_ids``)."""
+        return self.coverage.documents()
+
+    def versions(self) -> dict[str, str]:
+        """Each document's version as the index holds it (left-out documents too)."""
+        return self.coverage.version_of()
 
     def chunk_ids(self) -> set[str]:
-        return {chunk for entry in self.documents.values() for chunk in entry["chunks"]}
+        return set(self.coverage.chunks)
 
     def missing(self) -> dict[str, str]:
         """The documents left out of the index, each with the reason."""
-        return {doc: entry["missing"] for doc, entry in sorted(self.documents.items()) if "missing" in entry}
+        return dict(sorted(self.coverage.missing.items()))
 
 
 def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> Manifest | None:
@@ -114,23 +132,26 @@ def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> M
         data = json.loads(text)
     except ValueError:
         raise DamagedIndexError(label, directory, MANIFEST, "not valid JSON") from None
-    if not _well_formed(data):
+    covered = _coverage(data)
+    if covered is None or not _well_formed(data):
         raise DamagedIndexError(label, directory, MANIFEST, "not an index manifest") from None
-    return Manifest(data.get("settings", {}), data["documents"], data.get("files"), data.get("stat"))
+    settings, layout = data.get("settings", {}), data.get("format", 1)
+    return Manifest(settings, covered, data.get("files"), data.get("stat"), layout)
 
 
-def _well_formed(data: object) -> bool:
-    """Whether ``data`` has the shape ``write_manifest`` gives, down to each document's entry."""
-    if not isinstance(data, dict) or not isinstance(data.get("documents"), dict):
-        return False
-    for entry in data["documents"].values():
-        chunks = entry.get("chunks") if isinstance(entry, dict) else None
-        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
-            return False
-        if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
-            return False
-        if not isinstance(entry.get("missing", ""), str):
-            return False
+def _coverage(data: object) -> Coverage | None:
+    """The documents of a manifest in columns, from either layout; ``None`` if they are malformed."""
+    if not isinstance(data, dict):
+        return None
+    if data.get("format") == FORMAT:
+        return coverage.from_json(data.get("columns"))
+    if "columns" in data or not coverage.documents_well_formed(data.get("documents")):
+        return None
+    return coverage.from_documents(data["documents"])
+
+
+def _well_formed(data: dict[str, Any]) -> bool:
+    """Whether the rest of ``data`` (its files and their identities) has the shape it is written in."""
     files, stats = data.get("files"), data.get("stat")
     if stats is not None and not (
         isinstance(stats, dict)
@@ -140,7 +161,7 @@ def _well_formed(data: object) -> bool:
         )
     ):
         return False
-    if data.get("format") == FORMAT:
+    if data.get("format") in (2, FORMAT):
         return isinstance(files, dict) and all(
             isinstance(v, dict) and isinstance(v.get("bytes"), int) and isinstance(v.get("sha256"), str)
             for v in files.values()
@@ -283,7 +304,8 @@ def _commit(
     if newest is not None and not clock_past(directory, newest):
         # a same-tick rewrite of these would keep their identity: let only their hashes vouch for them
         stats = {}
-    body = {"format": FORMAT, "settings": settings, "documents": documents, "files": files, "stat": stats}
+    columns = coverage.from_documents(documents).to_json()
+    body = {"format": FORMAT, "settings": settings, "columns": columns, "files": files, "stat": stats}
     write_atomic(directory / MANIFEST, json.dumps(body, sort_keys=True))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -82,8 +82,8 @@ def document_versions(store: Store) -> dict[str, str]:
     scored on issue 31's parser: labels in the new text, keyword and vector hits from the old.
     """
     return {
-        r.id: hashlib.sha256(f"{r.content_hash}\n{r.parser}\n{r.chunker}".encode()).hexdigest()[:16]
-        for r in store.records()
+        doc: hashlib.sha256(f"{content_hash}\n{parser}\n{chunker}".encode()).hexdigest()[:16]
+        for doc, content_hash, parser, chunker in store.version_inputs()
     }
 
 
@@ -161,7 +161,7 @@ def health(place: Place[Any], store: Store, *, full: bool = False) -> IndexHealt
         return IndexHealth(place.label, "absent", 0, 0, {}, _absent(place, store))
     index, manifest = opened
     missing = manifest.missing()
-    documents = len(manifest.documents) - len(missing)
+    documents = len(manifest.coverage) - len(missing)
     behind = _behind(place, manifest, store)
     state: Literal["ok", "behind"] = "ok" if behind is None else "behind"
     return IndexHealth(place.label, state, len(index.ids), documents, missing, behind)
@@ -174,15 +174,18 @@ def _absent(place: Place[Any], store: Store) -> IndexBehindError:
 _INGEST = "Run `clear-rag ingest PATH` (it brings the indexes up to date), then ask again"
 
 
-def _behind(place: Place[Any], manifest: Manifest, store: Store) -> IndexBehindError | None:
-    """How far the index lags the store, as an error; ``None`` when it is current. A document left
-    out at its current version is not behind: the index says why it lacks it, and questions go on."""
-    covered = manifest.documents
-    versions = document_versions(store)
-    stale = sum(1 for doc, version in versions.items() if covered.get(doc, {}).get("version") != version)
-    removed = len(set(covered) - set(versions))
-    if not stale and not removed:
+def _behind(
+    place: Place[Any], manifest: Manifest, store: Store, versions: Mapping[str, str] | None = None
+) -> IndexBehindError | None:
+    """How far the index lags the store (whose ``document_versions`` may be given, read once for all
+    its indexes), as an error; ``None`` when it is current. A document left out at its current
+    version is not behind: the index says why it lacks it, and questions go on."""
+    covered = manifest.versions()
+    versions = document_versions(store) if versions is None else versions
+    if covered == versions:  # the usual case, compared in one dict comparison
         return None
+    stale = sum(1 for doc, version in versions.items() if covered.get(doc) != version)
+    removed = len(covered.keys() - versions.keys())
     return IndexBehindError(
         f"has a {place.label} index that is behind the store ({stale} documents new or changed, "
         f"{removed} removed since it was built)",
@@ -191,25 +194,33 @@ def _behind(place: Place[Any], manifest: Manifest, store: Store) -> IndexBehindE
     )
 
 
-def _load_current(place: Place[IndexT], store: Store) -> IndexT:
+def _load_current(place: Place[IndexT], store: Store, versions: Mapping[str, str] | None) -> IndexT:
     opened = open_index(place)
     if opened is None:
         raise _absent(place, store)
-    behind = _behind(place, opened[1], store)
+    behind = _behind(place, opened[1], store, versions)
     if behind is not None:
         raise behind
     return opened[0]
 
 
 def load_keyword(
-    store: Store, *, stem: bool = False, k1: float = 1.2, b: float = 0.75, idf: IdfName = "lucene"
+    store: Store,
+    *,
+    stem: bool = False,
+    k1: float = 1.2,
+    b: float = 0.75,
+    idf: IdfName = "lucene",
+    versions: Mapping[str, str] | None = None,
 ) -> BM25Index:
     """The store's BM25 index for one analyzer, as ingestion left it; an error if it is behind or
-    damaged."""
-    return _load_current(keyword_place(store, stem), store).with_params(k1=k1, b=b, idf=idf)
+    damaged. ``versions``: the store's ``document_versions``, when the caller has read them."""
+    return _load_current(keyword_place(store, stem), store, versions).with_params(k1=k1, b=b, idf=idf)
 
 
-def load_vectors(store: Store, embedder: Embedder) -> VectorIndex:
+def load_vectors(
+    store: Store, embedder: Embedder, *, versions: Mapping[str, str] | None = None
+) -> VectorIndex:
     """The store's vector index for one embedder, as ingestion left it; an error if it is behind or
-    damaged."""
-    return _load_current(vector_place(store, embedder), store)
+    damaged. ``versions``: the store's ``document_versions``, when the caller has read them."""
+    return _load_current(vector_place(store, embedder), store, versions)

@@ -28,7 +28,14 @@ from typing import Any, Generic
 from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
 from clear_rag.index.context import Unit, units
-from clear_rag.index.files import DamagedIndexError, remove_leftovers, restamp, unstamped, write_manifest
+from clear_rag.index.files import (
+    FORMAT,
+    DamagedIndexError,
+    remove_leftovers,
+    restamp,
+    unstamped,
+    write_manifest,
+)
 from clear_rag.index.places import IndexT, Place, document_versions, keyword_place, open_index, vector_place
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.locks import locked
@@ -94,7 +101,8 @@ def sync(
         else:
             index, manifest = opened
             documents, unsaved = dict(manifest.documents), manifest.files is None
-            stamp = unstamped(place.directory, manifest, place.files)  # else every open hashes its files
+            # else every open hashes its files, or parses an object per document (before format 3)
+            stamp = manifest.format < FORMAT or unstamped(place.directory, manifest, place.files)
         versions = document_versions(store)
         stale = sorted(doc for doc, version in versions.items() if _to_index(documents.get(doc), version))
         removed = sorted(set(documents) - set(versions))

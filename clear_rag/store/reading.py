@@ -55,6 +55,12 @@ class Reading(Database):
         ).fetchall()
         return [DocumentRecord(*row) for row in rows]
 
+    def version_inputs(self) -> list[tuple[str, str, str, str]]:
+        """Every document as (id, content hash, parser, chunker), in no set order: what an index's
+        version of it is made of (``clear_rag.index.places.document_versions``), and no more, since a
+        cold open reads it for every document."""
+        return self._db.execute("SELECT id, content_hash, parser, chunker FROM documents").fetchall()
+
     def chunkers(self) -> list[str]:
         """The distinct chunker settings the documents were chunked with (one per chunking), read
         without loading every document's record: a store of 100,000 documents has one or two."""
