@@ -31,7 +31,7 @@ from clear_rag.index.places import (
 from clear_rag.index.sync import SyncReport, keyword_index, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
-from clear_rag.retrieve.stages import ChunkRef, VectorSearchIndex
+from clear_rag.retrieve.stages import ChunkRows, VectorSearchIndex
 from clear_rag.store.snapshot import Snapshot, no_ingest_under_way
 from clear_rag.store.sqlite import Store, holds_ingest_lock
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
@@ -197,7 +197,7 @@ def _open(
             from clear_rag.providers.select import make_reranker
 
             reranker = make_reranker(config.reranker)
-        table = {cid: ChunkRef(doc, start, end, tokens) for cid, doc, start, end, tokens in seen.chunk_rows()}
+        table = ChunkRows(seen.chunk_rows())
         counted_by = seen.counted_by()
         seen.release()
         return Pipeline(

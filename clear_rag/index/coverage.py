@@ -83,8 +83,8 @@ def from_json(data: object) -> Coverage | None:
         return None
     if not _all_str(ids) or not _all_str(versions) or not _all_str(chunks) or not _all_str(missing.values()):
         return None
-    # bool is an int to isinstance, and a JSON true would pass for a count of 1
-    if not all(type(n) is int and n >= 0 for n in counts) or sum(counts) != len(chunks):
+    # by type, not isinstance: a JSON true is an int to isinstance, and would pass for a count of 1
+    if not _all_of(int, counts) or (counts and min(counts) < 0) or sum(counts) != len(chunks):
         return None
     if len(set(ids)) != len(ids) or not missing.keys() <= set(ids):
         return None
@@ -107,4 +107,10 @@ def documents_well_formed(documents: object) -> bool:
 
 
 def _all_str(values: Any) -> bool:
-    return all(isinstance(value, str) for value in values)
+    return _all_of(str, values)
+
+
+def _all_of(kind: type, values: Any) -> bool:
+    """Whether every one of ``values`` is exactly of type ``kind`` (as JSON gives them: no
+    subclasses), with no Python step per value: a column holds one per document or chunk."""
+    return set(map(type, values)) <= {kind}
