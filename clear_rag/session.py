@@ -21,7 +21,7 @@ from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index.places import (
     IndexBehindError,
     IndexHealth,
-    document_versions,
+    StoreDocuments,
     health,
     keyword_place,
     load_keyword,
@@ -174,11 +174,16 @@ def _open(
         check_chunking(seen, config)
         keyword = None
         vectors: VectorSearchIndex | None = None
-        # read once for both indexes' checks: at 100k documents, reading and hashing them is ~0.3 s
-        versions = document_versions(seen)
+        documents = StoreDocuments(seen)  # read once for both indexes' checks
+
         if "keyword" in config.retrievers:
             keyword = load_keyword(
-                seen, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf, versions=versions
+                seen,
+                stem=config.stem,
+                k1=config.bm25_k1,
+                b=config.bm25_b,
+                idf=config.idf,
+                documents=documents,
             )
         if "vector" in config.retrievers:
             if embedder is None:
@@ -188,7 +193,7 @@ def _open(
                     value=list(config.retrievers),
                     fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
                 )
-            vectors = load_vectors(seen, embedder, versions=versions)
+            vectors = load_vectors(seen, embedder, documents=documents)
             if config.vector_index != "exact":  # the approximate-index experiment, built in memory
                 from clear_rag.index.ann import AnnIndex, settings_for
 

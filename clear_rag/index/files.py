@@ -94,6 +94,7 @@ class Manifest:
     files: dict[str, dict[str, Any]] | None  # None in a manifest written before checksums
     stats: dict[str, dict[str, int]] | None = None  # None in one written before identities were recorded
     format: int = FORMAT  # as read: 1 and 2 held an object per document, which ``sync`` rewrites
+    store_digest: str | None = None  # of the store's documents it was written for (``StoreDocuments``)
 
     @property
     def documents(self) -> dict[str, dict[str, Any]]:
@@ -136,7 +137,7 @@ def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> M
     if covered is None or not _well_formed(data):
         raise DamagedIndexError(label, directory, MANIFEST, "not an index manifest") from None
     settings, layout = data.get("settings", {}), data.get("format", 1)
-    return Manifest(settings, covered, data.get("files"), data.get("stat"), layout)
+    return Manifest(settings, covered, data.get("files"), data.get("stat"), layout, data.get("store"))
 
 
 def _coverage(data: object) -> Coverage | None:
@@ -153,6 +154,8 @@ def _coverage(data: object) -> Coverage | None:
 def _well_formed(data: dict[str, Any]) -> bool:
     """Whether the rest of ``data`` (its files and their identities) has the shape it is written in."""
     files, stats = data.get("files"), data.get("stat")
+    if not isinstance(data.get("store", ""), str):
+        return False
     if stats is not None and not (
         isinstance(stats, dict)
         and all(
@@ -254,11 +257,15 @@ def write_manifest(
     settings: dict[str, Any],
     documents: dict[str, dict[str, Any]],
     data_files: tuple[str, ...],
+    *,
+    store_digest: str | None = None,
 ) -> None:
     """Record the data files as they are now on disk, then commit the manifest (atomically, last:
     a crash before this rename leaves files the old manifest does not match, which the next
-    ``ingest`` finds and rebuilds)."""
-    _commit(directory, settings, documents, {name: _recorded(directory / name) for name in data_files})
+    ``ingest`` finds and rebuilds). ``store_digest``: that of the store's documents whose versions
+    ``documents`` records, every one of them (``clear_rag.index.places.StoreDocuments``)."""
+    recorded = {name: _recorded(directory / name) for name in data_files}
+    _commit(directory, settings, documents, recorded, store_digest)
 
 
 def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
@@ -276,7 +283,9 @@ def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) 
     return False
 
 
-def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
+def restamp(
+    directory: Path, manifest: Manifest, data_files: tuple[str, ...], store_digest: str | None = None
+) -> bool:
     """Record the identities the data files have now (``unstamped``), if each still has the size and
     SHA-256 recorded; ``False``, and nothing written, if one does not (the next open finds and names
     the damage): a restamp never blesses a file the manifest did not."""
@@ -288,7 +297,7 @@ def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) ->
         found != manifest.files.get(name) for name, (found, _) in recorded.items()
     ):
         return False
-    _commit(directory, manifest.settings, manifest.documents, recorded)
+    _commit(directory, manifest.settings, manifest.documents, recorded, store_digest)
     return True
 
 
@@ -297,6 +306,7 @@ def _commit(
     settings: dict[str, Any],
     documents: dict[str, dict[str, Any]],
     recorded: dict[str, tuple[dict[str, Any], dict[str, int] | None]],
+    store_digest: str | None,
 ) -> None:
     files = {name: found for name, (found, _) in recorded.items()}
     stats = {name: identity for name, (_, identity) in recorded.items() if identity is not None}
@@ -306,6 +316,8 @@ def _commit(
         stats = {}
     columns = coverage.from_documents(documents).to_json()
     body = {"format": FORMAT, "settings": settings, "columns": columns, "files": files, "stat": stats}
+    if store_digest is not None:
+        body["store"] = store_digest
     write_atomic(directory / MANIFEST, json.dumps(body, sort_keys=True))
 
 

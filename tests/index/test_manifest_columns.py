@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clear_rag.chunk.base import Chunker
 from clear_rag.index import bm25
 from clear_rag.index.bm25 import BM25Index
 from clear_rag.index.files import (
@@ -24,8 +25,16 @@ from clear_rag.index.files import (
     write_array,
     write_manifest,
 )
-from clear_rag.index.places import document_versions, health, keyword_place, vector_place
+from clear_rag.index.places import (
+    StoreDocuments,
+    _digest,
+    document_versions,
+    health,
+    keyword_place,
+    vector_place,
+)
 from clear_rag.index.sync import keyword_index
+from clear_rag.ingest import ingest
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
 from tests.conftest import toy_pipeline
@@ -154,3 +163,66 @@ def _ranking(store: Store, question: str) -> list[tuple[str, list[tuple[str, flo
     """Every stage's candidates (ids and scores) for ``question``: keyword, vector, fusion, context."""
     stages = toy_pipeline(store).retrieve(question).stages
     return [(stage.name, [(c.chunk_id, c.score) for c in stage.candidates]) for stage in stages]
+
+
+# -- the digest of the store's documents: a cold open's quick check, never the only one ------------
+
+
+def _body(folder: Path) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    return body
+
+
+def _set_digest(folder: Path, digest: str | None) -> None:
+    body = _body(folder)
+    body.pop("store", None)
+    (folder / MANIFEST).write_text(json.dumps(body | ({} if digest is None else {"store": digest})), "utf-8")
+
+
+def test_an_ingest_records_the_digest_of_the_documents_its_indexes_cover(toy_store: Store) -> None:
+    for folder in (
+        keyword_place(toy_store, False).directory,
+        vector_place(toy_store, HashEmbedder(dim=64)).directory,
+    ):
+        assert _body(folder)["store"] == StoreDocuments(toy_store).digest
+
+
+@pytest.mark.parametrize("recorded", [None, "0" * 64], ids=["absent", "another"])
+def test_without_the_stores_digest_an_index_is_checked_document_by_document(
+    toy_store: Store, recorded: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest from before digests, or whose digest is not the store's, is current or behind as
+    its versions say: the digest spares the per-document check, never decides against it."""
+    folder = keyword_place(toy_store, False).directory
+    _set_digest(folder, recorded)
+    assert health(keyword_place(toy_store, False), toy_store).state == "ok"
+    questions = ["chain stretch", "brakes"]
+    assert [_ranking(toy_store, q) for q in questions]
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("re-tokenised an index that only lacked the store's digest")
+
+    monkeypatch.setattr(BM25Index, "add", refuse)
+    _, report = keyword_index(toy_store)
+    assert report.documents_updated == 0 and _body(folder)["store"] == StoreDocuments(toy_store).digest
+
+
+def test_a_document_changed_after_the_digest_makes_the_index_behind_with_or_without_it(
+    toy_store: Store, chunker: Chunker
+) -> None:
+    (toy_store.root / "docs" / "new.txt").write_text("Saddles need a level top.", encoding="utf-8")
+    ingest(toy_store, [toy_store.root / "docs"], chunker)  # stored, not indexed
+    place = keyword_place(toy_store, False)
+    with_digest = health(place, toy_store)
+    _set_digest(place.directory, None)
+    without = health(place, toy_store)
+    assert with_digest.state == without.state == "behind"
+    assert str(with_digest.problem) == str(without.problem) and "1 documents new or changed" in str(
+        without.problem
+    )
+
+
+def test_a_nul_inside_an_id_or_source_leaves_no_digest_to_confuse_two_stores() -> None:
+    """Fields are joined by NUL: ("a\\0b", "c") and ("a", "b\\0c") would join alike, so neither gets one."""
+    assert _digest([("a\0b", "c")]) is None and _digest([("a", "b\0c")]) is None
+    assert _digest([("a", "b"), ("c", "d")]) not in (None, _digest([("a", "b"), ("c", "e")]))
