@@ -21,6 +21,7 @@ from clear_rag.errors import ConfigError, StoreError
 from clear_rag.index.places import (
     IndexBehindError,
     IndexHealth,
+    StoreDocuments,
     health,
     keyword_place,
     load_keyword,
@@ -30,7 +31,7 @@ from clear_rag.index.places import (
 from clear_rag.index.sync import SyncReport, keyword_index, vector_index
 from clear_rag.providers.base import Embedder, Reranker
 from clear_rag.retrieve.pipeline import Pipeline
-from clear_rag.retrieve.stages import ChunkRef, VectorSearchIndex
+from clear_rag.retrieve.stages import ChunkRows, VectorSearchIndex
 from clear_rag.store.snapshot import Snapshot, no_ingest_under_way
 from clear_rag.store.sqlite import Store, holds_ingest_lock
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
@@ -173,8 +174,17 @@ def _open(
         check_chunking(seen, config)
         keyword = None
         vectors: VectorSearchIndex | None = None
+        documents = StoreDocuments(seen)  # read once for both indexes' checks
+
         if "keyword" in config.retrievers:
-            keyword = load_keyword(seen, stem=config.stem, k1=config.bm25_k1, b=config.bm25_b, idf=config.idf)
+            keyword = load_keyword(
+                seen,
+                stem=config.stem,
+                k1=config.bm25_k1,
+                b=config.bm25_b,
+                idf=config.idf,
+                documents=documents,
+            )
         if "vector" in config.retrievers:
             if embedder is None:
                 raise ConfigError(
@@ -183,7 +193,7 @@ def _open(
                     value=list(config.retrievers),
                     fix="Choose one with --embedder (minilm, hash, ollama:MODEL)",
                 )
-            vectors = load_vectors(seen, embedder)
+            vectors = load_vectors(seen, embedder, documents=documents)
             if config.vector_index != "exact":  # the approximate-index experiment, built in memory
                 from clear_rag.index.ann import AnnIndex, settings_for
 
@@ -192,7 +202,7 @@ def _open(
             from clear_rag.providers.select import make_reranker
 
             reranker = make_reranker(config.reranker)
-        table = {cid: ChunkRef(doc, start, end, tokens) for cid, doc, start, end, tokens in seen.chunk_rows()}
+        table = ChunkRows(seen.chunk_rows())
         counted_by = seen.counted_by()
         seen.release()
         return Pipeline(

@@ -207,6 +207,21 @@ def test_a_snapshot_reads_the_store_as_it_was_whatever_commits_meanwhile(tmp_pat
                 now.delete("d.txt")
 
 
+def test_a_snapshots_chunkers_are_its_generations_until_it_is_released(tmp_path: Path) -> None:
+    """A snapshot reads its chunkers once for the pipeline it opens; another chunking an ingest
+    commits meanwhile is not among them, and once released it reads the store as it is now."""
+    doc, chunks = _doc()
+    other = Document("e.txt", "/x/e.txt", "h3", "epsilon.", ())
+    with Store(tmp_path / "s") as store:
+        store.put(doc, chunks, parser="p", chunker="c", size_bytes=24)
+        with Snapshot(tmp_path / "s") as seen:
+            assert seen.chunkers() == ["c"]
+            store.put(other, [], parser="p", chunker="d", size_bytes=8)
+            assert seen.chunkers() == ["c"] and store.chunkers() == ["c", "d"]
+            seen.release()
+            assert seen.chunkers() == ["c", "d"]
+
+
 def test_a_released_snapshot_reads_its_generations_texts_and_holds_no_read(tmp_path: Path) -> None:
     """After ``release`` the WAL file can be checkpointed to nothing (no read is open), and the texts
     are still the snapshot's, from the versions kept of what was replaced or deleted since."""

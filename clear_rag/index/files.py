@@ -7,7 +7,9 @@ written last, recording the size and SHA-256 of each data file. The predecessor 
 nine concurrent ``ask``s crashed on a rename), and it recorded nothing to check a file against, so a
 truncated matrix or a shuffled id file was either a traceback or, worse, wrong answers.
 
-Opening an index checks each file against the manifest before reading it; anything that does not
+The manifest lists the documents in columns (``clear_rag.index.coverage``), which a cold open parses
+and compares without a Python step per document. Opening an index checks each file against the
+manifest before reading it; anything that does not
 match raises :class:`DamagedIndexError`, which names the file and says how to rebuild it.
 
 Hashing every file on every open made a cold ``ask`` or a server's first question pay for reading
@@ -56,9 +58,13 @@ import numpy.typing as npt
 
 from clear_rag.atomic import replace_file, write_atomic
 from clear_rag.errors import StoreError
+from clear_rag.index import coverage
+from clear_rag.index.coverage import Coverage
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # 1 (no "format" key): written before checksums; still read, checked by row counts only
+# 1 (no "format" key): written before checksums; still read, checked by row counts only. 2: an object
+# per document; still read. 3: the documents in columns (``clear_rag.index.coverage``).
+FORMAT = 3
 STAT_FIELDS = ("bytes", "mtime_ns", "ctime_ns", "inode")  # a file's identity, as "stat" records it
 TICK_WAIT_S = 2.5  # the longest wait for the filesystem's clock to move past a recorded time (FAT: 2 s)
 REBUILD = "Run `clear-rag ingest PATH` or `clear-rag index --rebuild` to rebuild it from the store"
@@ -80,19 +86,32 @@ class DamagedIndexError(StoreError):
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What an index covers: per document the version it indexed and the chunk ids it holds (or,
-    for a document left out, why), and the size and SHA-256 of each data file as written."""
+    for a document left out, why), in columns (``clear_rag.index.coverage``), and the size and
+    SHA-256 of each data file as written."""
 
     settings: dict[str, Any]
-    documents: dict[str, dict[str, Any]]
+    coverage: Coverage
     files: dict[str, dict[str, Any]] | None  # None in a manifest written before checksums
     stats: dict[str, dict[str, int]] | None = None  # None in one written before identities were recorded
+    format: int = FORMAT  # as read: 1 and 2 held an object per document, which ``sync`` rewrites
+    store_digest: str | None = None  # of the store's documents it was written for (``StoreDocuments``)
+
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """Per document, ``{"version": ..., "chunks": [...]}`` and ``"missing"`` for one left out
+        (built on each call: a question's checks use ``versions`` and ``chunk_ids``)."""
+        return self.coverage.documents()
+
+    def versions(self) -> dict[str, str]:
+        """Each document's version as the index holds it (left-out documents too)."""
+        return self.coverage.version_of()
 
     def chunk_ids(self) -> set[str]:
-        return {chunk for entry in self.documents.values() for chunk in entry["chunks"]}
+        return set(self.coverage.chunks)
 
     def missing(self) -> dict[str, str]:
         """The documents left out of the index, each with the reason."""
-        return {doc: entry["missing"] for doc, entry in sorted(self.documents.items()) if "missing" in entry}
+        return dict(sorted(self.coverage.missing.items()))
 
 
 def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> Manifest | None:
@@ -114,24 +133,29 @@ def read_manifest(directory: Path, label: str, data_files: tuple[str, ...]) -> M
         data = json.loads(text)
     except ValueError:
         raise DamagedIndexError(label, directory, MANIFEST, "not valid JSON") from None
-    if not _well_formed(data):
+    covered = _coverage(data)
+    if covered is None or not _well_formed(data):
         raise DamagedIndexError(label, directory, MANIFEST, "not an index manifest") from None
-    return Manifest(data.get("settings", {}), data["documents"], data.get("files"), data.get("stat"))
+    settings, layout = data.get("settings", {}), data.get("format", 1)
+    return Manifest(settings, covered, data.get("files"), data.get("stat"), layout, data.get("store"))
 
 
-def _well_formed(data: object) -> bool:
-    """Whether ``data`` has the shape ``write_manifest`` gives, down to each document's entry."""
-    if not isinstance(data, dict) or not isinstance(data.get("documents"), dict):
-        return False
-    for entry in data["documents"].values():
-        chunks = entry.get("chunks") if isinstance(entry, dict) else None
-        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
-            return False
-        if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
-            return False
-        if not isinstance(entry.get("missing", ""), str):
-            return False
+def _coverage(data: object) -> Coverage | None:
+    """The documents of a manifest in columns, from either layout; ``None`` if they are malformed."""
+    if not isinstance(data, dict):
+        return None
+    if data.get("format") == FORMAT:
+        return coverage.from_json(data.get("columns"))
+    if "columns" in data or not coverage.documents_well_formed(data.get("documents")):
+        return None
+    return coverage.from_documents(data["documents"])
+
+
+def _well_formed(data: dict[str, Any]) -> bool:
+    """Whether the rest of ``data`` (its files and their identities) has the shape it is written in."""
     files, stats = data.get("files"), data.get("stat")
+    if not isinstance(data.get("store", ""), str):
+        return False
     if stats is not None and not (
         isinstance(stats, dict)
         and all(
@@ -140,7 +164,7 @@ def _well_formed(data: object) -> bool:
         )
     ):
         return False
-    if data.get("format") == FORMAT:
+    if data.get("format") in (2, FORMAT):
         return isinstance(files, dict) and all(
             isinstance(v, dict) and isinstance(v.get("bytes"), int) and isinstance(v.get("sha256"), str)
             for v in files.values()
@@ -233,11 +257,15 @@ def write_manifest(
     settings: dict[str, Any],
     documents: dict[str, dict[str, Any]],
     data_files: tuple[str, ...],
+    *,
+    store_digest: str | None = None,
 ) -> None:
     """Record the data files as they are now on disk, then commit the manifest (atomically, last:
     a crash before this rename leaves files the old manifest does not match, which the next
-    ``ingest`` finds and rebuilds)."""
-    _commit(directory, settings, documents, {name: _recorded(directory / name) for name in data_files})
+    ``ingest`` finds and rebuilds). ``store_digest``: that of the store's documents whose versions
+    ``documents`` records, every one of them (``clear_rag.index.places.StoreDocuments``)."""
+    recorded = {name: _recorded(directory / name) for name in data_files}
+    _commit(directory, settings, documents, recorded, store_digest)
 
 
 def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
@@ -255,7 +283,9 @@ def unstamped(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) 
     return False
 
 
-def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) -> bool:
+def restamp(
+    directory: Path, manifest: Manifest, data_files: tuple[str, ...], store_digest: str | None = None
+) -> bool:
     """Record the identities the data files have now (``unstamped``), if each still has the size and
     SHA-256 recorded; ``False``, and nothing written, if one does not (the next open finds and names
     the damage): a restamp never blesses a file the manifest did not."""
@@ -267,7 +297,7 @@ def restamp(directory: Path, manifest: Manifest, data_files: tuple[str, ...]) ->
         found != manifest.files.get(name) for name, (found, _) in recorded.items()
     ):
         return False
-    _commit(directory, manifest.settings, manifest.documents, recorded)
+    _commit(directory, manifest.settings, manifest.documents, recorded, store_digest)
     return True
 
 
@@ -276,6 +306,7 @@ def _commit(
     settings: dict[str, Any],
     documents: dict[str, dict[str, Any]],
     recorded: dict[str, tuple[dict[str, Any], dict[str, int] | None]],
+    store_digest: str | None,
 ) -> None:
     files = {name: found for name, (found, _) in recorded.items()}
     stats = {name: identity for name, (_, identity) in recorded.items() if identity is not None}
@@ -283,7 +314,10 @@ def _commit(
     if newest is not None and not clock_past(directory, newest):
         # a same-tick rewrite of these would keep their identity: let only their hashes vouch for them
         stats = {}
-    body = {"format": FORMAT, "settings": settings, "documents": documents, "files": files, "stat": stats}
+    columns = coverage.from_documents(documents).to_json()
+    body = {"format": FORMAT, "settings": settings, "columns": columns, "files": files, "stat": stats}
+    if store_digest is not None:
+        body["store"] = store_digest
     write_atomic(directory / MANIFEST, json.dumps(body, sort_keys=True))
 
 

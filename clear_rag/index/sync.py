@@ -28,8 +28,15 @@ from typing import Any, Generic
 from clear_rag.index.adders import Adder, KeywordAdder, VectorAdder
 from clear_rag.index.bm25 import BM25Index, IdfName
 from clear_rag.index.context import Unit, units
-from clear_rag.index.files import DamagedIndexError, remove_leftovers, restamp, unstamped, write_manifest
-from clear_rag.index.places import IndexT, Place, document_versions, keyword_place, open_index, vector_place
+from clear_rag.index.files import (
+    FORMAT,
+    DamagedIndexError,
+    remove_leftovers,
+    restamp,
+    unstamped,
+    write_manifest,
+)
+from clear_rag.index.places import IndexT, Place, StoreDocuments, keyword_place, open_index, vector_place
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.locks import locked
 from clear_rag.providers.base import Embedder
@@ -89,13 +96,20 @@ def sync(
             opened = open_index(place)
         except DamagedIndexError as err:
             opened, damage = None, err.reason
+        found = StoreDocuments(store)
+        versions = found.versions
         if opened is None or rebuild:
             index, documents, unsaved, stamp = fresh(), {}, True, False
         else:
             index, manifest = opened
             documents, unsaved = dict(manifest.documents), manifest.files is None
-            stamp = unstamped(place.directory, manifest, place.files)  # else every open hashes its files
-        versions = document_versions(store)
+            # else every open hashes its files, parses an object per document (before format 3) or
+            # compares every document's version (a manifest without the digest of its documents)
+            stamp = (
+                manifest.format < FORMAT
+                or manifest.store_digest != found.digest
+                or unstamped(place.directory, manifest, place.files)
+            )
         stale = sorted(doc for doc, version in versions.items() if _to_index(documents.get(doc), version))
         removed = sorted(set(documents) - set(versions))
         old_ids = [cid for doc in stale + removed for cid in documents.get(doc, {}).get("chunks", [])]
@@ -113,10 +127,13 @@ def sync(
         if stale or removed or unsaved:
             with locked(place.directory, "commit"):
                 index.save(place.directory)
-                write_manifest(place.directory, place.settings, documents, place.files)  # last
+                # last; ``documents`` now holds every stored document at its version: ``found``'s digest
+                write_manifest(
+                    place.directory, place.settings, documents, place.files, store_digest=found.digest
+                )
         elif stamp:  # only the manifest changes: it records the identities of the files it checks
             with locked(place.directory, "commit"):
-                restamp(place.directory, manifest, place.files)
+                restamp(place.directory, manifest, place.files, found.digest)
     elapsed = (time.perf_counter() - started) * 1000
     added = sum(len(ids) for ids in filler.added.values())
     report = SyncReport(

@@ -44,6 +44,17 @@ class Snapshot(Store):
         self._texts: OrderedDict[str, str] = OrderedDict()  # the last texts read, oldest first
         self._db.execute("BEGIN")
         self._generation = read_generation(self._db)  # the first read fixes what the transaction sees
+        self._chunkers: list[str] | None = None
+
+    def chunkers(self) -> list[str]:
+        """As ``Store.chunkers``, read once while the snapshot's transaction lasts: opening a pipeline
+        asks twice (the store's chunking, and which tokenizer counted it), each a scan of every
+        document's row (about 0.05 s at 100k documents)."""
+        if not self._db.in_transaction:
+            return super().chunkers()  # released: the store as it is now
+        if self._chunkers is None:
+            self._chunkers = super().chunkers()
+        return list(self._chunkers)
 
     def generation(self) -> int:
         return self._generation
@@ -79,6 +90,7 @@ class Snapshot(Store):
         with self._lock:
             if self._db.in_transaction:
                 self._db.execute("COMMIT")
+            self._chunkers = None
 
     def close(self) -> None:
         with self._lock:

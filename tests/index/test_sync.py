@@ -34,6 +34,7 @@ from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.store import Store
 from clear_rag.types import Chunk, Document
+from tests.index.layouts import older, rewrite_older
 
 
 class CountingEmbedder(HashEmbedder):
@@ -321,10 +322,9 @@ def test_a_shuffled_id_file_is_caught_by_its_checksum(store: Store) -> None:
 def test_ids_that_are_not_the_manifests_chunks_are_damage_even_without_checksums(store: Store) -> None:
     keyword_index(store)
     folder = store.directory / "index" / "bm25"
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest = older(json.loads((folder / "manifest.json").read_text(encoding="utf-8")), 1)  # no checksums
     first = sorted(manifest["documents"])[0]
     manifest["documents"][first]["chunks"].append("ghost#0000")
-    del manifest["format"], manifest["files"]  # as written before checksums
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     total = store.stats().chunks
     with pytest.raises(DamagedIndexError, match=rf"its {total} ids are not the {total + 1} chunks"):
@@ -336,9 +336,7 @@ def test_an_index_from_before_checksums_gets_them_without_being_rebuilt(
 ) -> None:
     keyword_index(store)
     path = store.directory / "index" / "bm25" / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    del manifest["format"], manifest["files"]
-    path.write_text(json.dumps(manifest), encoding="utf-8")
+    rewrite_older(path.parent, 1)
     assert load_keyword(store).search("brakes", 1)  # still opens, checked by its ids alone
 
     def refuse(*args: object) -> None:

@@ -6,12 +6,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clear_rag.errors import StoreError
 from clear_rag.index.vectors import VectorIndex
 from clear_rag.providers.base import EmbedKind
 from clear_rag.providers.fake import HashEmbedder
 from clear_rag.retrieve.stages import (
+    ChunkRef,
+    ChunkRows,
     ChunkTable,
     KeywordRetriever,
     Retriever,
@@ -152,3 +156,24 @@ def test_run_concurrently_raises_a_retrievers_error(table: ChunkTable) -> None:
     broken = KeywordRetriever(DictIndex([("ghost#0000", 1.0)]), table, k=1)
     with pytest.raises(StoreError, match="ghost"):
         run_concurrently([broken], "q")
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=6),
+        st.tuples(st.text(max_size=4), st.integers(0, 99), st.integers(0, 99), st.none() | st.integers(0, 9)),
+        max_size=8,
+    ),
+    st.text(max_size=6),
+)
+def test_a_table_over_rows_is_the_table_of_chunk_refs(
+    rows: dict[str, tuple[str, int, int, int | None]], other: str
+) -> None:
+    """``ChunkRows`` (what a pipeline opens with) answers as the dict of ``ChunkRef`` it stands for."""
+    table = ChunkRows((cid, *row) for cid, row in rows.items())
+    expected = {cid: ChunkRef(*row) for cid, row in rows.items()}
+    assert dict(table) == expected and len(table) == len(expected) and list(table) == list(expected)
+    assert table.get(other) == expected.get(other) and (other in table) == (other in expected)
+    if other not in expected:
+        with pytest.raises(KeyError):
+            table[other]
