@@ -10,6 +10,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from clear_rag.chunk.base import chunk_id, indexable
 from clear_rag.chunk.counts import WHITESPACE, own_token_counts
@@ -83,7 +84,7 @@ def token_starts(tokenizer: TokenCounter, text: str) -> Sequence[int]:
         batch = pieces[first : first + PIECES_PER_BATCH]
         found = tokenizer.offsets_batch([text[begin:end] for begin, end in batch])
         for (begin, _), offsets in zip(batch, found, strict=True):
-            starts.extend(sorted(begin + start for start, _ in offsets))
+            starts.extend(sorted(map(begin.__add__, map(itemgetter(0), offsets))))
     return starts
 
 
