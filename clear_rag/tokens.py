@@ -40,7 +40,8 @@ class TokenCounter(TokenCount, Protocol):
         ...
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        """``count`` of each text in one call: what ingest stores with each chunk (``Chunk.text_tokens``)."""
+        """``count`` of each text in one call: ingest's count of the word pieces that chunks' edges cut
+        (``clear_rag.chunk.counts``)."""
         ...
 
 

@@ -1,10 +1,10 @@
 """Each chunk's own token count (``Chunk.text_tokens``) from the document's one tokenisation.
 
-``text_tokens`` is ``tokenizer.count(chunk.text)``: the chunk's text read alone. Counting it that
-way tokenised every chunk a second time, about as much text again as the document itself (more
-with overlapping windows), and made ingest 1.3x to 1.6x slower (issue 32: 100k synthetic chunks
-went from 30 s to 46 s in results/bench/scale.json). The document's token starts, which the
-chunker has already, give the same count for everything but a word a chunk's edge cuts through.
+``text_tokens`` is ``tokenizer.count(chunk.text)``: the chunk's text read alone. The predecessor
+counted it that way, tokenising every chunk a second time, about as much text again as the
+document itself (more with overlapping windows), which made ingest about one and a half times as
+slow (issue 32; the figures are in the commit that replaced it). The document's token starts, which
+the chunker has already, give the same count for everything but a word a chunk's edge cuts through.
 
 The reason is the property ``token_starts`` already rests on: the tokenizer never lets a token
 span ASCII whitespace, so cutting a text next to a space, tab or line break does not change its

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clear_rag.chunk import fixed
 from clear_rag.chunk.counts import own_token_counts
+from clear_rag.chunk.fixed import FixedTokenChunker
+from clear_rag.chunk.structural import StructuralChunker
 from clear_rag.tokens import RegexTokenizer, TokenCounter, default_tokenizer
+from clear_rag.types import Block, Document
 
 # Words that split into several pieces, punctuation, accents, CJK, Hangul (jamo sharing a start),
 # the separators BERT's normaliser deletes, and every kind of whitespace, so that span edges fall
@@ -87,3 +93,28 @@ def test_empty_text_and_no_spans() -> None:
     tokenizer = RegexTokenizer()
     assert own_token_counts(tokenizer, "", [], []) == []
     assert own_token_counts(tokenizer, "", [], [(0, 0)]) == [0]
+
+
+class CountingTokenizer(RegexTokenizer):
+    """The regex tokenizer, remembering every text it was asked to count."""
+
+    def __init__(self) -> None:
+        self.counted: list[str] = []
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        self.counted += texts
+        return super().count_batch(texts)
+
+
+def test_chunking_whole_words_tokenises_no_chunk_again() -> None:
+    """The predecessor counted every chunk's text with count_batch, tokenising the document a second
+    time; windows that cut only between words now hand the tokenizer nothing to count."""
+    text = "\n\n".join(" ".join(f"w{p}x{n}" for n in range(50)) for p in range(6))
+    blocks = tuple(Block("paragraph", m.start(), m.end()) for m in re.finditer(r"[^\n]+", text))
+    doc = Document("d", "d.txt", "0" * 64, text, blocks)
+    for make in (lambda t: FixedTokenChunker(t, size=16, overlap=4), lambda t: StructuralChunker(t, size=20)):
+        tokenizer = CountingTokenizer()
+        chunks = make(tokenizer).chunk(doc)
+        assert len(chunks) > len(blocks)  # windows inside paragraphs as well as whole ones
+        assert all(c.text_tokens == tokenizer.count(c.text) for c in chunks)
+        assert tokenizer.counted == []
