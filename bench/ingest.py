@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -50,6 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     chunker = make_chunker("structural", size=256)
     first, again = [], []
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         docs = Path(tmp) / "docs"
         docs.mkdir()
@@ -78,6 +80,8 @@ def main() -> None:
         "first_ingest_s": {"median": round(first_s, 3), "runs": [round(t, 3) for t in first]},
         "re_ingest_s": {"median": round(again_s, 3), "runs": [round(t, 3) for t in again]},
         "re_ingest_fraction": round(again_s / first_s, 4),
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
     path = write_result("ingest", result)
     print(f"{files} files, {chunks} chunks ({corpus})")

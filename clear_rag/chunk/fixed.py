@@ -10,8 +10,10 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from clear_rag.chunk.base import chunk_id, indexable
+from clear_rag.chunk.counts import WHITESPACE, own_token_counts
 from clear_rag.tokens import TokenCounter
 from clear_rag.types import Chunk, Document
 
@@ -82,7 +84,7 @@ def token_starts(tokenizer: TokenCounter, text: str) -> Sequence[int]:
         batch = pieces[first : first + PIECES_PER_BATCH]
         found = tokenizer.offsets_batch([text[begin:end] for begin, end in batch])
         for (begin, _), offsets in zip(batch, found, strict=True):
-            starts.extend(sorted(begin + start for start, _ in offsets))
+            starts.extend(sorted(map(begin.__add__, map(itemgetter(0), offsets))))
     return starts
 
 
@@ -99,6 +101,12 @@ def _pieces(text: str) -> Iterator[tuple[int, int]]:
         begin = end
 
 
+def forced_cuts(text: str) -> list[int]:
+    """Where ``token_starts`` cuts ``text`` away from whitespace (inside a run of ``4 * PIECE_CHARS``
+    characters without any), so that the starts around the cut may not be the text's own."""
+    return [end for _, end in _pieces(text) if end < len(text) and text[end] not in WHITESPACE]
+
+
 def _whitespace_at_or_after(text: str, position: int, limit: int) -> int | None:
     match = _WHITESPACE.search(text, position, limit)
     return None if match is None else match.start()
@@ -106,7 +114,7 @@ def _whitespace_at_or_after(text: str, position: int, limit: int) -> int | None:
 
 # The ASCII whitespace every word-splitting tokenizer splits at. Not ``\s``: it also matches the
 # separators U+001C-U+001F, which BERT's normaliser deletes, joining the words around them.
-_WHITESPACE = re.compile(r"[ \t\n\r]")
+_WHITESPACE = re.compile(f"[{WHITESPACE}]")
 
 
 def _next_cut(starts: Sequence[int], index: int, hi: int) -> int:
@@ -156,9 +164,12 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def spans_to_chunks(doc: Document, spans: Sequence[Span], tokenizer: TokenCounter) -> list[Chunk]:
+def spans_to_chunks(
+    doc: Document, spans: Sequence[Span], tokenizer: TokenCounter, starts: Sequence[int]
+) -> list[Chunk]:
     """Trim each span, drop the empty ones and number the rest into chunks in document order, each
-    with its text's own token count (``Chunk.text_tokens``), counted in one batch."""
+    with its text's own token count (``Chunk.text_tokens``), read off ``starts`` (``token_starts`` of
+    ``doc.text``) but for the words its edges cut (``own_token_counts``)."""
     kept: list[Span] = []
     for span in spans:
         start, end = trim_span(doc.text, span.start, span.end)
@@ -169,21 +180,21 @@ def spans_to_chunks(doc: Document, spans: Sequence[Span], tokenizer: TokenCounte
             # trims; the later one reaches at least as far, so it alone covers both.
             kept.pop()
         kept.append(Span(start, end, span.tokens))
-    texts = [doc.text[span.start : span.end] for span in kept]
+    counts = own_token_counts(
+        tokenizer, doc.text, starts, [(span.start, span.end) for span in kept], forced_cuts(doc.text)
+    )
     return [
         Chunk(
             id=chunk_id(doc.id, position),
             doc_id=doc.id,
             start=span.start,
             end=span.end,
-            text=text,
+            text=doc.text[span.start : span.end],
             position=position,
             token_count=span.tokens,
             text_tokens=count,
         )
-        for position, (span, text, count) in enumerate(
-            zip(kept, texts, tokenizer.count_batch(texts), strict=True)
-        )
+        for position, (span, count) in enumerate(zip(kept, counts, strict=True))
     ]
 
 
@@ -213,4 +224,4 @@ class FixedTokenChunker:
         doc = indexable(doc)
         starts = token_starts(self.tokenizer, doc.text)
         spans = window_spans(starts, 0, len(starts), 0, len(doc.text), self.size, self.overlap)
-        return spans_to_chunks(doc, spans, self.tokenizer)
+        return spans_to_chunks(doc, spans, self.tokenizer, starts)

@@ -98,7 +98,7 @@ class StructuralChunker:
             spans = self._windows(starts, 0, len(starts), 0, len(doc.text))
         else:
             spans = self._pack(_segments(doc.text, doc.blocks, starts), starts)
-        return spans_to_chunks(doc, spans, self.tokenizer)
+        return spans_to_chunks(doc, spans, self.tokenizer, starts)
 
     def _windows(self, starts: Sequence[int], lo: int, hi: int, start: int, end: int) -> list[Span]:
         return window_spans(starts, lo, hi, start, end, self.size, self.overlap_for_splits)
