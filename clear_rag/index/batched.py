@@ -56,14 +56,18 @@ IntArray = npt.NDArray[np.intp]
 # and scans fewer tiles than 1,024; products of 256 to 4,096 vectors timed within a few hundredths
 # of each other (a scratch script, 2026-12-03, under load).
 TILE = 2048
-# Vectors in the first product: until every query's list is full a score costs more to look at.
-FIRST_TILE = 256
+# Vectors in the first product: until every query's list is full a score costs more to look at. Of
+# 256, 512 and 1,024 (with SPARE 2 and 3), 1,024 and 2 were quickest at 5,183 vectors and 300 queries
+# against faiss in turn (a scratch script, 2026-12-03, load about 2; with SPARE 1 it ran at two thirds,
+# scoring every row for each query whose next score is within reach of its k-th).
+FIRST_TILE = 1024
 CHUNK = 16  # scores of a run, looked at only when its maximum reaches the worst kept
 # Up to SMALL_K best are kept as a sorted list, a newcomer moved into place: for a few, that took a
 # fraction of a heap's sift down (mispredicted branches at each level). More are kept in a heap.
 SMALL_K = 32
-# Rows kept past the k asked for, by BLAS's scores, so that _settle can rank the near ties by the loop's.
-SPARE = 3
+# Rows kept past the k asked for, by BLAS's scores, so that _settle can rank the near ties by the loop's
+# (and scores every row of a query only where these too are within reach of its k-th).
+SPARE = 2
 # Scores counted at a time against the worst kept, once every query's list is full (_offer_reaching).
 GROUP = 64
 
