@@ -140,3 +140,20 @@ def run_script(source: Path, script: str, args: list[str], cwd: Path) -> Any:
         text=True,
     )
     return json.loads(ran.stdout.strip().splitlines()[-1])
+
+
+def counts(text: str) -> list[int]:
+    """A comma-separated list of positive counts (``100000,1000000``), in the order given, for an
+    argparse ``type=``: anything else is an ``argparse.ArgumentTypeError``, which argparse prints
+    after the flag's name (``argument --docs: ...``) and exits 2."""
+    import argparse
+
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() and int(part) > 0 for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of positive whole numbers; pass e.g. 100000,1000000"
+        )
+    values = [int(part) for part in parts]
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"{text!r} names a size twice; name each size once")
+    return values

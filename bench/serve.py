@@ -1,6 +1,7 @@
 """How soon the page sees something: time to the first stage event and to the first token over HTTP.
 
     python -m bench.serve [--questions 50] [--docs 100000] [--no-keyword-only]
+    python -m bench.serve --memory [--docs 100000,1000000] [--rounds 3] [--before REV [--before-docs 100000]]
 
 Two stores, each chunked whole (one chunk per document) and indexed as ``clear-rag ingest`` leaves
 a store (``sync_indexes``: BM25 and the 256-dimension hash embedder's vectors): the SciFact
@@ -34,7 +35,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import SCIFACT, ZipfText, publish
+from bench.common import SCIFACT, ZipfText, counts, publish
 from clear_rag.chunk.factory import make_chunker
 from clear_rag.config import PipelineConfig
 from clear_rag.eval import beir
@@ -215,21 +216,51 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: ``--docs`` one size, or with ``--memory`` a list of sizes;
+    ``--before-docs`` only sizes of ``--docs``, with ``--memory --before``."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        "python -m bench.serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--questions", type=int, default=50, help="timed questions per store and config")
-    parser.add_argument("--docs", type=int, default=100_000, help="synthetic passages (one chunk each)")
+    parser.add_argument(
+        "--docs",
+        type=counts,
+        default=[100_000],
+        help="synthetic passages (one chunk each); with --memory a list of sizes, e.g. 100000,1000000",
+    )
     parser.add_argument("--no-keyword-only", action="store_true", help="time the hybrid config only")
     parser.add_argument(
         "--memory", action="store_true", help="a fresh server's memory instead (bench.serve_memory)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="--memory: fresh servers per side (median)")
     parser.add_argument("--before", help="--memory: an earlier commit whose server to measure beside")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--before-docs",
+        type=counts,
+        help="--memory --before: the sizes of --docs at which to measure the earlier commit (default all)",
+    )
+    args = parser.parse_args(argv)
+    shown = ",".join(map(str, args.docs))
+    if not args.memory and len(args.docs) != 1:
+        parser.error(f"argument --docs: {shown!r} names several sizes; without --memory pass one")
+    if args.before_docs is not None:
+        if not (args.memory and args.before):
+            parser.error("argument --before-docs: only with --memory and --before")
+        if extra := [n for n in args.before_docs if n not in args.docs]:
+            parser.error(
+                f"argument --before-docs: {','.join(map(str, extra))!r} is not among --docs {shown!r}; "
+                "name sizes that --docs measures"
+            )
+    return args
+
+
+def main() -> None:
+    args = arguments()
     if args.memory:
-        _memory(args.docs, args.rounds, args.before)
+        from bench import serve_memory
+
+        serve_memory.main(args.docs, args.rounds, args.before, args.before_docs)
         return
     configs = {"hybrid": CONFIGS["hybrid"]} if args.no_keyword_only else CONFIGS
     started = time.perf_counter()
@@ -250,7 +281,8 @@ def main() -> None:
     else:
         corpora.append(("scifact", found))
     with tempfile.TemporaryDirectory() as tmp:
-        for label, (docs, questions, what) in [*corpora, ("synthetic", synthetic(args.docs, args.questions))]:
+        corpora.append(("synthetic", synthetic(args.docs[0], args.questions)))
+        for label, (docs, questions, what) in corpora:
             store, timings = build(Path(tmp) / label, docs)
             print(f"{label}: {what}; ingest {timings['ingest_s']} s, index {timings['index_s']} s")
             with store:
@@ -275,20 +307,6 @@ def main() -> None:
         )
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
     publish("serve", result, render)
-
-
-def _memory(docs: int, rounds: int, before: str | None) -> None:
-    from bench import serve_memory
-
-    started, load_at_start = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
-    with tempfile.TemporaryDirectory() as tmp:
-        result = serve_memory.measure_memory(docs, rounds, before, Path(tmp))
-    result |= {
-        "load_average_at_start": load_at_start,
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "elapsed_s": round(time.perf_counter() - started, 1),
-    }
-    publish("serve-memory", result, serve_memory.render)
 
 
 if __name__ == "__main__":

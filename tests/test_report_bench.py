@@ -491,29 +491,30 @@ def test_the_live_page_shows_the_context_stage_against_retrieval_where_measured(
     assert "The context stage against retrieval" not in bench_table(serve_doc(against=False), "serve")
 
 
+def serve_memory_side(chunks: int, peak: float, open_s: float = 0.5) -> dict[str, Any]:
+    """One side's medians at one size: listening at 200 MB, peaking at ``peak``, 300 MB after the answer."""
+    return {
+        "build": {"corpus": f"{chunks} passages", "chunks": chunks},
+        "rss_listening_mb": 200.0,
+        "peak_rss_mb": peak,
+        "rss_after_answer_mb": 300.0,
+        "first_answer_s": 0.5,
+        "open_indexes_s": open_s,
+    }
+
+
 def serve_memory_doc(before_peak_mb: float | None) -> dict[str, Any]:
     """A server peaking at 400 MB over three chunks, and an earlier commit's peaking at ``before_peak_mb``."""
-
-    def side(peak: float) -> dict[str, Any]:
-        build = {"corpus": "three passages", "chunks": 3}
-        return {
-            "build": build,
-            "rss_listening_mb": 200.0,
-            "peak_rss_mb": peak,
-            "rss_after_answer_mb": 300.0,
-            "first_answer_s": 0.5,
-        }
-
-    sides = {"clear-rag": side(400.0)}
+    sides = {"clear-rag": serve_memory_side(3, 400.0)}
     if before_peak_mb is not None:
-        sides["clear-rag before"] = side(before_peak_mb)
+        sides["clear-rag before"] = serve_memory_side(3, before_peak_mb, open_s=0.75)
     return {
         "benchmark": "serve-memory",
         "date": "2026-01-02T03:04:05+00:00",
         "rounds": 3,
         "server": "a fake",
         **({"before": "abc1234"} if before_peak_mb is not None else {}),
-        "sides": sides,
+        "points": [{"docs": 3, "sides": sides}],
     }
 
 
@@ -526,19 +527,48 @@ def test_a_servers_peak_is_set_against_the_current_codes_peak() -> None:
     alone = bench_table(serve_memory_doc(None), "serve-memory")
     assert f"| clear-rag | 3 | {number(200.0)} | {number(400.0)} | {number(300.0)} |" in alone
     assert "before" not in alone and "×" not in alone
-    assert "open indexes" not in alone  # a file from before the opening was timed on its own
 
 
-def test_the_opening_of_the_indexes_is_a_column_when_every_side_timed_it() -> None:
-    doc = serve_memory_doc(1000.0)
-    for figures, seconds in zip(doc["sides"].values(), (0.25, 0.75), strict=True):
-        figures["open_indexes_s"] = seconds
-    table = bench_table(doc, "serve-memory")
+def test_the_opening_of_the_indexes_is_a_column() -> None:
+    table = bench_table(serve_memory_doc(1000.0), "serve-memory")
     assert "| open indexes s |" in table
-    assert f"| {number(0.5)} | {number(0.25)} |" in table
+    assert f"| {number(0.5)} | {number(0.5)} |  |" in table
     assert f"| {number(0.5)} | {number(0.75)} | {times(1000.0 / 400.0)} |" in table
-    del doc["sides"]["clear-rag before"]["open_indexes_s"]
-    assert "open indexes" not in bench_table(doc, "serve-memory")
+
+
+def test_each_size_sets_the_earlier_peak_against_the_current_peak_at_that_size() -> None:
+    doc = serve_memory_doc(1000.0)
+    big = {"clear-rag": serve_memory_side(30, 800.0), "clear-rag before": serve_memory_side(30, 1200.0)}
+    doc["points"].append({"docs": 30, "sides": big})
+    table = bench_table(doc, "serve-memory")
+    assert f"| clear-rag | 30 | {number(200.0)} | {number(800.0)} |" in table
+    assert times(1200.0 / 800.0) in table and times(1000.0 / 400.0) in table
+    assert times(1200.0 / 400.0) not in table  # never across sizes
+    assert "3 passages; 30 passages" in table
+
+
+def test_a_size_without_the_earlier_commit_says_so_under_the_table() -> None:
+    doc = serve_memory_doc(1000.0)
+    reason = "abc1234 not measured at this size (--before-docs 3): the current code alone"
+    alone = {
+        "docs": 3000,
+        "before_not_measured": reason,
+        "sides": {"clear-rag": serve_memory_side(3000, 900.0)},
+    }
+    doc["points"].append(alone)
+    table = bench_table(doc, "serve-memory")
+    assert f"| clear-rag | 3,000 | {number(200.0)} | {number(900.0)} |" in table
+    assert f"At 3,000 passages: {reason}." in table
+    assert table.count("clear-rag before") == 1  # the one size that measured it
+    # no size without it: no such sentence
+    assert "not measured" not in bench_table(serve_memory_doc(1000.0), "serve-memory")
+
+
+def test_a_serve_memory_file_without_points_is_named_not_a_traceback() -> None:
+    doc = serve_memory_doc(1000.0)
+    doc["sides"] = doc.pop("points")[0]["sides"]  # the one-size shape written before sizes were lists
+    with pytest.raises(InputError, match="serve-memory"):
+        bench_table(doc, "serve-memory")
 
 
 def index_size_doc(asked: bool) -> dict[str, Any]:

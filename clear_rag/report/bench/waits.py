@@ -189,37 +189,38 @@ def _pdf(doc: dict[str, Any], name: str) -> str:
 
 
 def _serve_memory(doc: dict[str, Any], name: str) -> str:
-    """bench/serve_memory.py: a fresh ``clear-rag serve`` per round opening a store and answering one
-    question, per side (the current code and an earlier commit's): resident MB once it listens, at
-    its peak and after the answer, medians; each side's peak against the current code's (above 1:
-    the side peaks higher). Files that time the opening of the store's indexes on its own (a fresh
-    process per round beside each server) show it as a column; earlier files have none."""
-    sides: dict[str, Any] = doc["sides"]
-    ours = sides["clear-rag"]
-    opens = all("open_indexes_s" in figures for figures in sides.values())
+    """bench/serve_memory.py: at each size (a point), a fresh ``clear-rag serve`` per round opening a
+    store and answering one question, per side (the current code and an earlier commit's): resident
+    MB once it listens, at its peak and after the answer, and the seconds to open the store's indexes
+    on their own, medians; each side's peak against the current code's at the same size (above 1:
+    the side peaks higher). A point where the earlier commit was not measured says so under the table."""
+    points: list[dict[str, Any]] = doc["points"]
     head = ["code", "chunks", "listening MB", "peak MB", "after answer MB", "first answer s"]
-    head += ["open indexes s"] if opens else []
-    rows = [
-        [
-            f"{side} ({doc['before']})" if side != "clear-rag" and "before" in doc else side,
-            number(figures["build"]["chunks"]),
-            number(figures["rss_listening_mb"]),
-            number(figures["peak_rss_mb"]),
-            number(figures["rss_after_answer_mb"]),
-            number(figures["first_answer_s"]),
-            *([number(figures["open_indexes_s"])] if opens else []),
-            times(figures["peak_rss_mb"] / ours["peak_rss_mb"]) if side != "clear-rag" else "",
-        ]
-        for side, figures in sides.items()
-    ]
-    head.append("its peak ÷ clear-rag's")
+    head += ["open indexes s", "its peak ÷ clear-rag's"]
+    rows, unmeasured = [], []
+    for point in points:
+        ours = point["sides"]["clear-rag"]
+        for side, figures in point["sides"].items():
+            ratio = figures["peak_rss_mb"] / ours["peak_rss_mb"]
+            rows.append(
+                [
+                    f"{side} ({doc['before']})" if side != "clear-rag" and "before" in doc else side,
+                    number(figures["build"]["chunks"]),
+                    number(figures["rss_listening_mb"]),
+                    number(figures["peak_rss_mb"]),
+                    number(figures["rss_after_answer_mb"]),
+                    number(figures["first_answer_s"]),
+                    number(figures["open_indexes_s"]),
+                    times(ratio) if side != "clear-rag" else "",
+                ]
+            )
+        if "before_not_measured" in point:
+            unmeasured.append(f"At {number(point['docs'])} passages: {point['before_not_measured']}.")
+    stores = "; ".join(dict.fromkeys(p["sides"]["clear-rag"]["build"]["corpus"] for p in points))
     note = (
         f"Median of {doc['rounds']} rounds, each a fresh server after one untimed round; "
-        f"{doc['server']}. Store: {ours['build']['corpus']}."
+        f"{doc['server']}. Stores: {stores}. Open indexes: a fresh process beside each server opening "
+        "the BM25 and vector indexes as a first question does (manifest read, files checked against "
+        "it, index loaded, ids checked)."
     )
-    if opens:
-        note += (
-            " Open indexes: a fresh process beside each server opening the BM25 and vector indexes as a "
-            "first question does (manifest read, files checked against it, index loaded, ids checked)."
-        )
-    return f"{markdown_table(head, rows).rstrip()}\n\n{note}"
+    return "\n\n".join([markdown_table(head, rows).rstrip(), " ".join([note, *unmeasured])])
